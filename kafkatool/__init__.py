@@ -1,0 +1,3 @@
+"""kafkatool: an operations toolkit for Apache Kafka."""
+
+__version__ = "0.1.0"

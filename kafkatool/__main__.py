@@ -1,0 +1,3 @@
+from kafkatool.cli.main import run
+
+run()

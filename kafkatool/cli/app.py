@@ -1,0 +1,97 @@
+"""The typer application object and the shared error handling every command goes through."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from kafkatool import __version__
+from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 findings (corruption, mismatches, reassignment in progress, lag over "
+    "--max-lag); 2 usage or input error (bad option, missing file, malformed JSON); 3 failure "
+    "(cluster unreachable, I/O error)."
+)
+
+app = typer.Typer(
+    name="kafkatool",
+    help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n" + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": bool(os.environ.get("KAFKATOOL_DEBUG"))}
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"kafkatool {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_callback(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for unexpected errors."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """kafkatool: everything Kafka's own tools do, byte-exact where they print, and more."""
+    if debug:
+        _state["debug"] = True
+
+
+def fail(message: str, code: int) -> None:
+    """Print `kafkatool: message` on stderr and exit with code."""
+    sys.stderr.write(f"kafkatool: {message}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn every exception into one stderr line and a documented exit code (traceback with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except CliError as exc:
+            if _state["debug"]:
+                traceback.print_exc()
+            fail(str(exc), exc.code)
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as Unix tools do.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except OSError:
+                pass
+            raise typer.Exit(0) from None
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except FileNotFoundError as exc:
+            fail(f"{exc.filename or exc}: no such file or directory", EXIT_USAGE)
+        except PermissionError as exc:
+            fail(f"{exc.filename or exc}: permission denied", EXIT_FAILURE)
+        except OSError as exc:
+            fail(f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}", EXIT_FAILURE)
+        except Exception as exc:  # the last line of defence: never a traceback by default
+            if _state["debug"]:
+                traceback.print_exc()
+            fail(f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_FAILURE)
+        return None
+
+    return wrapper  # type: ignore[return-value]

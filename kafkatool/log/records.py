@@ -1,0 +1,571 @@
+"""Batches and records of every message format (v0, v1 message sets and v2 record batches).
+
+One reader serves every command: a `Batch` is what Kafka calls a shallow entry (a v2 batch, or a
+v0/v1 message that may be a compressed wrapper).  Its header is parsed eagerly with one
+`struct.unpack_from`; CRC checks and record decoding happen only when asked, so a shallow walk costs
+one unpack per batch.  Records are `Record` tuples built without Python-level constructors because
+record decoding is the hottest loop of the product.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import crc32c as _crc32c
+
+from kafkatool.log.codecs import Codec, decompress
+from kafkatool.log.errors import CorruptRecordError
+from kafkatool.log.javatext import java_utf8
+from kafkatool.log.varint import read_varint
+
+LOG_OVERHEAD = 12  # offset:int64 + size:int32
+HEADER_SIZE_UP_TO_MAGIC = 17
+V2_HEADER_SIZE = 61
+V0_OVERHEAD = 14  # crc + magic + attributes + keyLen + valueLen
+V1_OVERHEAD = 22
+NO_TIMESTAMP = -1
+NO_SEQUENCE = -1
+INT32_MAX = 2**31 - 1
+
+# v2 attribute bits
+ATTR_CODEC_MASK = 0x07
+ATTR_LOG_APPEND_TIME = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+ATTR_DELETE_HORIZON = 0x40
+# legacy attribute bit
+LEGACY_ATTR_LOG_APPEND_TIME = 0x08
+
+TS_NONE = -1
+TS_CREATE = 0
+TS_LOG_APPEND = 1
+TIMESTAMP_TYPE_NAMES = {TS_NONE: "NoTimestampType", TS_CREATE: "CreateTime", TS_LOG_APPEND: "LogAppendTime"}
+
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+_LOG_ENTRY = struct.Struct(">qi")
+_LEGACY_V0 = struct.Struct(">Ibbi")  # crc magic attributes keyLen
+_LEGACY_V1 = struct.Struct(">Ibbqi")  # crc magic attributes timestamp keyLen
+_INT32 = struct.Struct(">i")
+_new = tuple.__new__
+
+
+class Record(NamedTuple):
+    """One record as consumers see it.  `crc`/`valid` are per-message for v0/v1 (None/True for v2)."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    sequence: int = NO_SEQUENCE
+    crc: int | None = None
+    valid: bool = True
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+
+def increment_sequence(base: int, delta: int) -> int:
+    """Kafka's sequence arithmetic: wraps to 0 past INT32_MAX."""
+    if base > INT32_MAX - delta:
+        return delta - (INT32_MAX - base) - 1
+    return base + delta
+
+
+class Batch:
+    """A shallow entry of a log: a v2 record batch or a v0/v1 (possibly wrapper) message.
+
+    `buf` is the whole file buffer (mmap or bytes) and `position` the batch's first byte in it; the
+    batch bytes are `buf[position:position+size]`.
+    """
+
+    __slots__ = (
+        "buf",
+        "position",
+        "size",
+        "magic",
+        "base_offset",
+        "last_offset",
+        "crc",
+        "attributes",
+        "codec",
+        "timestamp_type",
+        "base_timestamp",
+        "max_timestamp",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "partition_leader_epoch",
+        "count",
+        "_key_len",
+    )
+
+    buf: bytes
+    position: int
+    size: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    crc: int
+    attributes: int
+    codec: int
+    timestamp_type: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    partition_leader_epoch: int
+    count: int | None
+    _key_len: int
+
+    # -- flags -------------------------------------------------------------------------------
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & ATTR_TRANSACTIONAL)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & ATTR_DELETE_HORIZON)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """The v2 delete horizon (stamped by the cleaner), or None when the bit is clear."""
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.magic < 2 or self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset - self.base_offset)
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def end(self) -> int:
+        """File position just past this batch."""
+        return self.position + self.size
+
+    def raw(self) -> bytes:
+        """The batch's bytes exactly as on disk."""
+        return bytes(self.buf[self.position : self.position + self.size])
+
+    # -- integrity -------------------------------------------------------------------------
+    def compute_crc(self) -> int:
+        """CRC the format defines: CRC-32C from attributes on (v2), CRC32 from magic on (v0/v1)."""
+        start = self.position
+        end = start + self.size
+        if self.magic >= 2:
+            if self.size < V2_HEADER_SIZE:
+                return -1
+            with memoryview(self.buf) as mv:
+                return _crc32c.crc32c(mv[start + 21 : end])
+        with memoryview(self.buf) as mv:
+            return zlib.crc32(mv[start + 16 : end])
+
+    def is_valid(self) -> bool:
+        """Kafka's isValid: big enough for its header and the stored CRC matches."""
+        if self.magic >= 2:
+            return self.size >= V2_HEADER_SIZE and self.crc == self.compute_crc()
+        return self.crc == self.compute_crc()
+
+    def validate(self) -> None:
+        """Raise CorruptRecordError unless is_valid()."""
+        if not self.is_valid():
+            raise CorruptRecordError(
+                f"batch at position {self.position} (offset {self.last_offset}) is corrupt: "
+                f"stored crc {self.crc}, computed crc {self.compute_crc()}",
+                self.position,
+            )
+
+    # -- records ---------------------------------------------------------------------------
+    def records_data(self) -> bytes:
+        """The (decompressed) bytes holding the records of a v2 batch, or of a legacy wrapper's set."""
+        if self.magic >= 2:
+            start = self.position + V2_HEADER_SIZE
+            end = self.position + self.size
+            if self.codec == Codec.NONE:
+                return bytes(self.buf[start:end])
+            return decompress(self.codec, bytes(self.buf[start:end]), 2)
+        value = self._legacy_value(self.buf, self.position + LOG_OVERHEAD, self.size - LOG_OVERHEAD)
+        if value is None:
+            return b""
+        return decompress(self.codec, value, self.magic) if self.codec else value
+
+    def records(self) -> list[Record]:
+        """Decode every record (decompressing as needed).  Raises CorruptRecordError on damage."""
+        if self.magic >= 2:
+            return self._v2_records()
+        return self._legacy_records()
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records())
+
+    def _v2_records(self) -> list[Record]:
+        count = self.count or 0
+        if count < 0:
+            raise CorruptRecordError(f"Found invalid record count {count} in magic v2 batch", self.position)
+        if self.size < V2_HEADER_SIZE:
+            raise CorruptRecordError(
+                f"batch at position {self.position} is {self.size} bytes, smaller than the 61-byte header",
+                self.position,
+            )
+        data = self.records_data()
+        ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
+        return decode_v2_records(data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence)
+
+    @staticmethod
+    def _legacy_value(buf: bytes, msg: int, msg_size: int) -> bytes | None:
+        magic = buf[msg + 4]
+        key_pos = msg + (V1_OVERHEAD - 8 if magic == 1 else V0_OVERHEAD - 8)
+        (key_len,) = _INT32.unpack_from(buf, key_pos)
+        vpos = key_pos + 4 + max(key_len, 0)
+        if key_len < -1 or vpos + 4 > msg + msg_size:
+            raise CorruptRecordError(f"invalid key length {key_len} in message at {msg - LOG_OVERHEAD}")
+        (value_len,) = _INT32.unpack_from(buf, vpos)
+        if value_len < -1 or vpos + 4 + max(value_len, 0) > msg + msg_size:
+            raise CorruptRecordError(f"invalid value length {value_len} in message at {msg - LOG_OVERHEAD}")
+        if value_len < 0:
+            return None
+        return bytes(buf[vpos + 4 : vpos + 4 + value_len])
+
+    def _legacy_records(self) -> list[Record]:
+        if self.codec == Codec.NONE:
+            return [
+                _legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)
+            ]
+        inner = self.records_data()
+        recs: list[Record] = []
+        pos = 0
+        n = len(inner)
+        wrapper_ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
+        while pos < n:
+            if pos + LOG_OVERHEAD > n:
+                raise CorruptRecordError("truncated inner message header in compressed wrapper", self.position)
+            _off, size = _LOG_ENTRY.unpack_from(inner, pos)
+            if size < V0_OVERHEAD or pos + LOG_OVERHEAD + size > n:
+                raise CorruptRecordError(f"invalid inner message size {size} in compressed wrapper", self.position)
+            rec = _legacy_message(inner, pos, size + LOG_OVERHEAD, self.timestamp_type, wrapper_ts)
+            if inner[pos + 16] != self.magic:
+                raise CorruptRecordError(
+                    f"inner message magic {inner[pos + 16]} does not match wrapper magic {self.magic}", self.position
+                )
+            if inner[pos + 17] & ATTR_CODEC_MASK:
+                raise CorruptRecordError("nested compression in compressed wrapper", self.position)
+            recs.append(rec)
+            pos += LOG_OVERHEAD + size
+        if self.magic >= 1 and recs:
+            base = self.last_offset - recs[-1].offset
+            if base >= 0:
+                recs = [r._replace(offset=base + r.offset) for r in recs]
+        return recs
+
+    def __repr__(self) -> str:
+        return (
+            f"Batch(magic={self.magic}, base_offset={self.base_offset}, last_offset={self.last_offset}, "
+            f"position={self.position}, size={self.size}, codec={Codec(self.codec).label})"
+        )
+
+
+def _legacy_message(buf: bytes, pos: int, size: int, ts_type: int, ts_override: int | None) -> Record:
+    """Decode the v0/v1 message of the log entry at pos (offset, size, message)."""
+    offset, msg_size = _LOG_ENTRY.unpack_from(buf, pos)
+    msg = pos + LOG_OVERHEAD
+    end = msg + msg_size
+    magic = buf[msg + 4]
+    if magic == 0:
+        crc, _m, _attr, key_len = _LEGACY_V0.unpack_from(buf, msg)
+        ts = NO_TIMESTAMP
+        kpos = msg + V0_OVERHEAD - 8
+    elif magic == 1:
+        if msg_size < V1_OVERHEAD:
+            raise CorruptRecordError(f"message size {msg_size} below the v1 minimum of 22", pos)
+        crc, _m, _attr, ts, key_len = _LEGACY_V1.unpack_from(buf, msg)
+        kpos = msg + V1_OVERHEAD - 8
+    else:
+        raise CorruptRecordError(f"invalid magic {magic} in legacy message", pos)
+    kpos += 4
+    if key_len < -1 or kpos + max(key_len, 0) + 4 > end:
+        raise CorruptRecordError(f"invalid key length {key_len} in message at offset {offset}", pos)
+    key = None if key_len < 0 else bytes(buf[kpos : kpos + key_len])
+    vpos = kpos + max(key_len, 0)
+    (value_len,) = _INT32.unpack_from(buf, vpos)
+    vpos += 4
+    if value_len < -1 or vpos + max(value_len, 0) > end:
+        raise CorruptRecordError(f"invalid value length {value_len} in message at offset {offset}", pos)
+    value = None if value_len < 0 else bytes(buf[vpos : vpos + value_len])
+    computed = zlib.crc32(buf[msg + 4 : end])
+    if ts_override is not None:
+        ts = ts_override
+    return _new(Record, (offset, ts, key, value, (), NO_SEQUENCE, crc, computed == crc))
+
+
+def _slow_varint(d: bytes, pos: int) -> tuple[int, int]:
+    return read_varint(d, pos)
+
+
+def decode_v2_records(
+    d: bytes,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    base_sequence: int,
+) -> list[Record]:
+    """Decode `count` v2 records from d.  The hot loop of the product: single-byte varints inline."""
+    out: list[Record] = []
+    append = out.append
+    pos = 0
+    n = len(d)
+    seq_ok = base_sequence != NO_SEQUENCE
+    try:
+        for _ in range(count):
+            b = d[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = _slow_varint(d, pos)
+            end = pos + length
+            if length < 0 or end > n:
+                raise CorruptRecordError(f"record length {length} runs past the end of the batch")
+            pos += 1  # record attributes, unused
+            b = d[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = _slow_varint(d, pos)
+            b = d[pos]
+            if b < 0x80:
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                off_delta, pos = _slow_varint(d, pos)
+            b = d[pos]
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                klen, pos = _slow_varint(d, pos)
+            if klen >= 0:
+                key: bytes | None = d[pos : pos + klen]
+                pos += klen
+            elif klen == -1:
+                key = None
+            else:
+                raise CorruptRecordError(f"invalid key length {klen}")
+            b = d[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                vlen, pos = _slow_varint(d, pos)
+            if vlen >= 0:
+                value: bytes | None = d[pos : pos + vlen]
+                pos += vlen
+            elif vlen == -1:
+                value = None
+            else:
+                raise CorruptRecordError(f"invalid value length {vlen}")
+            b = d[pos]
+            if b == 0:
+                headers: tuple = ()
+                pos += 1
+            else:
+                hcount, pos = read_varint(d, pos)
+                if hcount < 0:
+                    raise CorruptRecordError(f"invalid header count {hcount}")
+                hs = []
+                for _h in range(hcount):
+                    hklen, pos = read_varint(d, pos)
+                    if hklen < 0:
+                        raise CorruptRecordError(f"invalid header key length {hklen}")
+                    hkey = java_utf8(d[pos : pos + hklen])
+                    pos += hklen
+                    hvlen, pos = read_varint(d, pos)
+                    if hvlen >= 0:
+                        hval: bytes | None = d[pos : pos + hvlen]
+                        pos += hvlen
+                    else:
+                        hval = None
+                    hs.append((hkey, hval))
+                headers = tuple(hs)
+            if pos != end:
+                raise CorruptRecordError(
+                    f"Invalid record size: expected to read {length} bytes in record payload, "
+                    f"but instead read {pos - end + length}"
+                )
+            append(
+                _new(
+                    Record,
+                    (
+                        base_offset + off_delta,
+                        log_append_time if log_append_time is not None else base_timestamp + ts_delta,
+                        key,
+                        value,
+                        headers,
+                        (
+                            (
+                                base_sequence + off_delta
+                                if base_sequence <= INT32_MAX - off_delta
+                                else off_delta - (INT32_MAX - base_sequence) - 1
+                            )
+                            if seq_ok
+                            else NO_SEQUENCE
+                        ),
+                        None,
+                        True,
+                    ),
+                )
+            )
+    except IndexError:
+        raise CorruptRecordError("record runs past the end of the batch") from None
+    return out
+
+
+def _new_batch() -> Batch:
+    return Batch.__new__(Batch)
+
+
+def read_batch_header(buf: bytes, pos: int, end: int) -> Batch | None:
+    """Parse the shallow entry at pos, as Kafka's FileLogInputStream.nextBatch does.
+
+    Returns None when fewer bytes remain than the entry needs (a partial tail).  Raises
+    CorruptRecordError when the size field is below the smallest possible message.
+    """
+    if pos + HEADER_SIZE_UP_TO_MAGIC >= end:
+        return None
+    offset, size = _LOG_ENTRY.unpack_from(buf, pos)
+    if size < V0_OVERHEAD:
+        raise CorruptRecordError(
+            f"Found record size {size} smaller than minimum record overhead ({V0_OVERHEAD})", pos
+        )
+    if pos > end - LOG_OVERHEAD - size:
+        return None
+    magic = buf[pos + 16]
+    b = _new_batch()
+    b.buf = buf
+    b.position = pos
+    b.size = size + LOG_OVERHEAD
+    b.magic = magic
+    if magic >= 2:
+        if size + LOG_OVERHEAD < V2_HEADER_SIZE:
+            raise CorruptRecordError(
+                f"Found v2 batch size {size + LOG_OVERHEAD} smaller than the record batch overhead "
+                f"({V2_HEADER_SIZE})",
+                pos,
+            )
+        (
+            _bo,
+            _len,
+            b.partition_leader_epoch,
+            _m,
+            b.crc,
+            attrs,
+            last_delta,
+            b.base_timestamp,
+            b.max_timestamp,
+            b.producer_id,
+            b.producer_epoch,
+            b.base_sequence,
+            b.count,
+        ) = _V2_HEADER.unpack_from(buf, pos)
+        b.base_offset = offset
+        b.last_offset = offset + last_delta
+        b.attributes = attrs
+        b.codec = attrs & ATTR_CODEC_MASK
+        b.timestamp_type = TS_LOG_APPEND if attrs & ATTR_LOG_APPEND_TIME else TS_CREATE
+        return b
+    # v0 / v1 message
+    if magic == 1:
+        if size < V1_OVERHEAD:
+            raise CorruptRecordError(
+                f"Found record size {size} smaller than minimum record overhead ({V1_OVERHEAD}) for magic v1",
+                pos,
+            )
+        crc, _m, attrs, ts, _klen = _LEGACY_V1.unpack_from(buf, pos + LOG_OVERHEAD)
+        b.timestamp_type = TS_LOG_APPEND if attrs & LEGACY_ATTR_LOG_APPEND_TIME else TS_CREATE
+        b.max_timestamp = ts
+    else:
+        crc, _m, attrs, _klen = _LEGACY_V0.unpack_from(buf, pos + LOG_OVERHEAD)
+        b.timestamp_type = TS_NONE
+        b.max_timestamp = NO_TIMESTAMP
+    b.crc = crc
+    b.attributes = attrs
+    b.codec = attrs & ATTR_CODEC_MASK
+    b.base_offset = offset
+    b.last_offset = offset
+    b.base_timestamp = b.max_timestamp
+    b.producer_id = -1
+    b.producer_epoch = -1
+    b.base_sequence = NO_SEQUENCE
+    b.partition_leader_epoch = -1
+    b.count = None
+    return b
+
+
+def iter_batches(buf: bytes, start: int = 0, end: int | None = None) -> Iterator[Batch]:
+    """Walk the shallow entries of a log buffer from start to end, stopping at a partial tail.
+
+    After the iterator is exhausted the caller can compare the last batch's end with `end` to see
+    trailing bytes; damage inside a size field raises CorruptRecordError with its position.
+    """
+    if end is None:
+        end = len(buf)
+    pos = start
+    while True:
+        b = read_batch_header(buf, pos, end)
+        if b is None:
+            return
+        yield b
+        pos += b.size
+
+
+class BatchScan:
+    """A batch walk that remembers where it stopped and why, for dump/verify/recover.
+
+    Iterate it for batches; afterwards `valid_bytes` is the end of the last complete batch and
+    `error` the CorruptRecordError that stopped the walk (None for a clean or partial tail).
+    """
+
+    def __init__(self, buf: bytes, start: int = 0, end: int | None = None) -> None:
+        self.buf = buf
+        self.start = start
+        self.end = len(buf) if end is None else end
+        self.valid_bytes = start
+        self.error: CorruptRecordError | None = None
+
+    def __iter__(self) -> Iterator[Batch]:
+        pos = self.start
+        end = self.end
+        buf = self.buf
+        while True:
+            try:
+                b = read_batch_header(buf, pos, end)
+            except CorruptRecordError as exc:
+                self.error = exc
+                return
+            if b is None:
+                return
+            pos += b.size
+            self.valid_bytes = pos
+            yield b
+
+    @property
+    def trailing_bytes(self) -> int:
+        return self.end - self.valid_bytes

@@ -1,0 +1,948 @@
+"""`dump-log`: Kafka's DumpLogSegments, byte for byte, plus JSON/NDJSON output.
+
+The text renderer reproduces Kafka 3.3's tool, quirks included (the stray `}` after legacy record
+CRCs, ` payload:` without the `|` when metadata is skipped and the key is null, newest-first
+mismatch lists).  Where Kafka's tool crashes (a file name without a dot, a corrupt size field, an
+index pointing past the log) we print everything Kafka printed up to that point and then one line
+that says what is wrong, instead of a stack trace.
+
+The module writes to binary streams handed to it; it never prints.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from kafkatool.log.checkpoint import (
+    CheckpointError,
+    parse_checkpoint,
+)
+from kafkatool.log.codecs import Codec
+from kafkatool.log.errors import CorruptIndexError, CorruptRecordError, CorruptSnapshotError, LogFormatError
+from kafkatool.log.files import LEADER_EPOCH_CHECKPOINT, TOPIC_CHECKPOINTS, MappedFile
+from kafkatool.log.javatext import java_utf8_bytes
+from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
+from kafkatool.log.records import (
+    TIMESTAMP_TYPE_NAMES,
+    Batch,
+    BatchScan,
+    Record,
+    read_batch_header,
+)
+from kafkatool.log.snapshot import read_producer_snapshot
+
+INT32_MAX = 2**31 - 1
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+_CONTROL_KEY = struct.Struct(">hh")
+
+
+# ---------------------------------------------------------------------------------------------
+# options and value decoders
+# ---------------------------------------------------------------------------------------------
+
+
+_utf8 = java_utf8_bytes
+
+
+def _decode_int(b: bytes) -> bytes:
+    if len(b) != 4:
+        raise LogFormatError(f"Size of data received by IntegerDeserializer is not 4 (got {len(b)})")
+    return str(struct.unpack(">i", b)[0]).encode()
+
+
+def _decode_long(b: bytes) -> bytes:
+    if len(b) != 8:
+        raise LogFormatError(f"Size of data received by LongDeserializer is not 8 (got {len(b)})")
+    return str(struct.unpack(">q", b)[0]).encode()
+
+
+def _decode_json(b: bytes) -> bytes:
+    try:
+        return json.dumps(json.loads(b), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return _utf8(b)
+
+
+VALUE_DECODERS: dict[str, Callable[[bytes], bytes]] = {
+    "string": _utf8,
+    "hex": lambda b: b.hex().encode(),
+    "base64": lambda b: base64.b64encode(b),
+    "json": _decode_json,
+    "integer": _decode_int,
+    "long": _decode_long,
+    # Kafka's DefaultDecoder returns the byte[] itself, which Scala prints as `[B@hash`; we print hex.
+    "bytes": lambda b: b.hex().encode(),
+}
+_DECODER_CLASS_ALIASES = {
+    "kafka.serializer.stringdecoder": "string",
+    "org.apache.kafka.tools.api.stringdecoder": "string",
+    "kafka.serializer.defaultdecoder": "bytes",
+    "org.apache.kafka.tools.api.defaultdecoder": "bytes",
+    "kafka.serializer.integerdecoder": "integer",
+    "org.apache.kafka.tools.api.integerdecoder": "integer",
+    "kafka.serializer.longdecoder": "long",
+    "org.apache.kafka.tools.api.longdecoder": "long",
+}
+
+
+def resolve_decoder(name: str) -> str:
+    """Map a short decoder name or one of Kafka's decoder class names to our decoder key."""
+    key = name.strip().lower()
+    key = _DECODER_CLASS_ALIASES.get(key, key)
+    if key not in VALUE_DECODERS:
+        raise ValueError(
+            f"unknown decoder {name!r}: use one of {', '.join(sorted(VALUE_DECODERS))} or a Kafka decoder class name"
+        )
+    return key
+
+
+@dataclass
+class DumpOptions:
+    """Kafka's DumpLogSegments options (any decoder implies print, print implies deep)."""
+
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT32_MAX
+    skip_record_metadata: bool = False
+    payload_decoder: str | None = None  # "offsets" | "transaction" | "cluster-metadata"
+    key_decoder: str = "string"
+    value_decoder: str = "string"
+    output: str = "text"  # text | json | ndjson
+    per_record: bool = False  # JSON: one object per record instead of per batch
+
+    def __post_init__(self) -> None:
+        if self.payload_decoder:
+            self.print_data_log = True
+        if self.print_data_log or self.verify_index_only or self.index_sanity_check:
+            pass
+        if self.print_data_log:
+            self.deep_iteration = True
+        self.key_decoder = resolve_decoder(self.key_decoder)
+        self.value_decoder = resolve_decoder(self.value_decoder)
+        if self.key_decoder != "string" or self.value_decoder != "string":
+            self.print_data_log = True
+            self.deep_iteration = True
+
+
+@dataclass
+class Problem:
+    """Something wrong found while dumping; `kind` is stable for JSON consumers."""
+
+    file: str
+    kind: str
+    message: str
+    fatal: bool = False  # reading stopped here (Kafka's tool would have crashed)
+
+
+@dataclass
+class DumpResult:
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+    batches: int = 0
+    records: int = 0
+    bytes_read: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        """0: Kafka's tool would have succeeded; 1: a file was corrupt past reading; 2: bad input."""
+        kinds = {p.kind for p in self.problems if p.fatal}
+        if "io" in kinds or "input" in kinds:
+            return 2
+        return 1 if kinds else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# record payload parsers (Kafka's MessageParser)
+# ---------------------------------------------------------------------------------------------
+
+Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
+
+
+def make_parser(opts: DumpOptions) -> Parser:
+    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes."""
+    if opts.payload_decoder == "offsets":
+        from kafkatool.log.decoders.offsets import format_offsets_record
+
+        def parse_offsets(r: Record) -> tuple[bytes | None, bytes | None]:
+            if r.key is None:
+                raise LogFormatError(
+                    f"Failed to decode message at offset {r.offset} using offset topic decoder "
+                    "(message had a missing key)"
+                )
+            k, v = format_offsets_record(r.offset, r.key, r.value)
+            return _enc(k), _enc(v)
+
+        return parse_offsets
+    if opts.payload_decoder == "transaction":
+        from kafkatool.log.decoders.transactions import format_transaction_record
+
+        def parse_txn(r: Record) -> tuple[bytes | None, bytes | None]:
+            k, v = format_transaction_record(r.offset, r.key, r.value)
+            return _enc(k), _enc(v)
+
+        return parse_txn
+    if opts.payload_decoder == "cluster-metadata":
+        from kafkatool.log.decoders.metadata import format_metadata_record
+
+        def parse_meta(r: Record) -> tuple[bytes | None, bytes | None]:
+            return None, _enc(format_metadata_record(r.offset, r.value))
+
+        return parse_meta
+    kdec = VALUE_DECODERS[opts.key_decoder]
+    vdec = VALUE_DECODERS[opts.value_decoder]
+
+    def parse_plain(r: Record) -> tuple[bytes | None, bytes | None]:
+        k = r.key
+        v = r.value
+        return (None if k is None else kdec(k)), (None if v is None else vdec(v))
+
+    return parse_plain
+
+
+def _enc(s: str | None) -> bytes | None:
+    return None if s is None else s.encode("utf-8", "replace")
+
+
+def control_text(r: Record) -> bytes:
+    """The text Kafka prints after a control record's metadata."""
+    from kafkatool.log.decoders.metadata import format_control_record
+
+    key = r.key or b""
+    if len(key) < 4:
+        return b" controlType: UNKNOWN(-1)"
+    _version, ctype = _CONTROL_KEY.unpack_from(key, 0)
+    return format_control_record(ctype, key, r.value).encode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# the dumper
+# ---------------------------------------------------------------------------------------------
+
+
+def java_file_str(arg: str) -> str:
+    """How java.io.File prints a path given on the command line (duplicate/trailing slashes go)."""
+    if not arg:
+        return arg
+    lead = "/" if arg.startswith("/") else ""
+    parts = [p for p in arg.split("/") if p]
+    return lead + "/".join(parts)
+
+
+class _Stderr:
+    """Deferred stderr reports, printed after all files as DumpLogSegments does."""
+
+    def __init__(self) -> None:
+        self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
+        self.time_not_found: dict[str, list[tuple[int, int]]] = {}
+        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+
+    def lines(self) -> Iterable[str]:
+        for f, pairs in self.index_mismatches.items():
+            yield f"Mismatches in :{f}"
+            for a, b in reversed(pairs):
+                yield f"  Index offset: {a}, log offset: {b}"
+        for f, pairs in self.time_mismatches.items():
+            yield f"Found timestamp mismatch in :{f}"
+            for a, b in pairs:
+                yield f"  Index timestamp: {a}, log timestamp: {b}"
+        for f, pairs in self.time_out_of_order.items():
+            yield f"Found out of order timestamp in :{f}"
+            for a, b in pairs:
+                yield f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
+        for pairs in self.time_not_found.values():
+            yield "The following indexed offsets are not found in the log."
+            for a, b in pairs:
+                yield f"Indexed offset: {a}, found log offset: {b}"
+        for f, pairs in self.non_consecutive.items():
+            yield f"Non-consecutive offsets in {f}"
+            for a, b in reversed(pairs):
+                yield f"  {a} is followed by {b}"
+
+
+class LogDumper:
+    """Dumps files to `out` (stdout bytes) and `err` (stderr bytes) per DumpOptions."""
+
+    def __init__(self, opts: DumpOptions, out: BinaryIO, err: BinaryIO) -> None:
+        self.opts = opts
+        self.out = out
+        self.err = err
+        self.result = DumpResult()
+        self.deferred = _Stderr()
+        self.parser = make_parser(opts)
+        self.json = opts.output in ("json", "ndjson")
+        self._json_first = True
+
+    # -- output helpers ------------------------------------------------------------------------
+    def _w(self, data: bytes) -> None:
+        self.out.write(data)
+
+    def _emit(self, obj: dict) -> None:
+        data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        if self.opts.output == "json":
+            self._w((b"[\n" if self._json_first else b",\n") + data)
+        else:
+            self._w(data + b"\n")
+        self._json_first = False
+
+    def problem(self, file: str, kind: str, message: str, *, to_stderr: bool = True, fatal: bool = True) -> None:
+        self.result.problems.append(Problem(file, kind, message, fatal))
+        if self.json:
+            self._emit({"type": "problem", "file": file, "kind": kind, "message": message})
+        elif to_stderr:
+            self.err.write(f"{message}\n".encode("utf-8", "replace"))
+
+    def finish(self) -> DumpResult:
+        if self.json:
+            if self.opts.output == "json":
+                self._w(b"[]\n" if self._json_first else b"\n]\n")
+            return self.result
+        for line in self.deferred.lines():
+            self.err.write(line.encode("utf-8", "replace") + b"\n")
+        return self.result
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def dump(self, arg: str) -> None:
+        shown = java_file_str(arg)
+        path = Path(arg)
+        self.result.files += 1
+        if not self.json:
+            self._w(f"Dumping {shown}\n".encode("utf-8", "replace"))
+        name = path.name
+        dot = name.rfind(".")
+        suffix = name[dot:] if dot >= 0 else ""
+        try:
+            if not path.exists():
+                raise FileNotFoundError(f"{shown}: no such file")
+            if path.is_dir():
+                raise IsADirectoryError(f"{shown}: is a directory (give segment files, e.g. {shown}/*.log)")
+            if suffix in (".log", ".checkpoint"):
+                self.dump_log(path, shown)
+            elif suffix == ".index":
+                self.dump_index(path, shown)
+            elif suffix == ".timeindex":
+                self.dump_time_index(path, shown)
+            elif suffix == ".snapshot":
+                self.dump_producer_snapshot(path, shown)
+            elif suffix == ".txnindex":
+                self.dump_txn_index(path, shown)
+            elif dot < 0:
+                self.dump_dotless(path, shown)
+            else:
+                if self.json:
+                    self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
+                else:
+                    self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
+        except (CorruptRecordError, CorruptIndexError, LogFormatError) as exc:
+            self.problem(shown, "corrupt", f"{shown}: {exc}")
+        except OSError as exc:
+            self.problem(shown, "io", f"{shown}: {exc.strerror}" if exc.strerror else f"{exc}")
+
+    # -- .log / KRaft .checkpoint --------------------------------------------------------------
+    def dump_log(self, path: Path, shown: str) -> None:
+        opts = self.opts
+        name = path.name
+        header = None
+        if name.endswith(".log"):
+            header = f"Log starting offset: {int(name.split('.')[0])}"
+        elif name == "bootstrap.checkpoint":
+            header = "KRaft bootstrap snapshot"
+        else:
+            stem = name[: -len(".checkpoint")]
+            off, _, epoch = stem.partition("-")
+            if not (off.isdigit() and epoch.isdigit()):
+                raise LogFormatError(f"not a KRaft snapshot name (<offset>-<epoch>.checkpoint): {name}")
+            header = f"Snapshot end offset: {int(off)}, epoch: {int(epoch)}"
+        if self.json:
+            self._emit({"type": "file", "file": shown, "header": header})
+        else:
+            self._w(header.encode() + b"\n")
+        with MappedFile(path) as mf:
+            end = min(mf.size, max(opts.max_bytes, 0))
+            scan = BatchScan(mf.buf, 0, end)
+            if self.json:
+                self._dump_batches_json(scan, shown)
+            else:
+                self._dump_batches_text(scan, path, shown)
+            self.result.bytes_read += scan.valid_bytes
+            trailing = end - scan.valid_bytes
+            if scan.error is not None:
+                self.problem(
+                    shown,
+                    "corrupt",
+                    f"{shown}: corrupt batch at position {scan.valid_bytes}: {scan.error}; "
+                    f"{mf.size - scan.valid_bytes} bytes from there on were not read",
+                )
+            elif trailing > 0 and opts.max_bytes == INT32_MAX:
+                if self.json:
+                    self._emit(
+                        {"type": "trailing_bytes", "file": shown, "position": scan.valid_bytes, "bytes": trailing}
+                    )
+                else:
+                    self._w(f"Found {trailing} invalid bytes at the end of {name}\n".encode())
+
+    def _dump_batches_text(self, scan: BatchScan, path: Path, shown: str) -> None:
+        opts = self.opts
+        deep = opts.deep_iteration
+        w = self._w
+        pending: list[bytes] = []
+        pend = pending.append
+        last_offset = -1
+        non_consecutive: list[tuple[int, int]] = []
+        nbatches = 0
+        nrecords = 0
+        try:
+            for batch in scan:
+                nbatches += 1
+                pend(batch_line(batch))
+                if deep:
+                    recs = batch.records()
+                    nrecords += len(recs)
+                    for r in recs:
+                        o = r[0]
+                        if last_offset != -1 and o != last_offset + 1:
+                            non_consecutive.append((last_offset, o))
+                        last_offset = o
+                    self._record_lines(batch, recs, pend)
+                if len(pending) >= 256:
+                    w(b"".join(pending))
+                    pending.clear()
+        finally:
+            if pending:
+                w(b"".join(pending))
+            self.result.batches += nbatches
+            self.result.records += nrecords
+            if non_consecutive:
+                self.deferred.non_consecutive.setdefault(str(path.absolute()), []).extend(non_consecutive)
+
+    def _record_lines(self, batch: Batch, recs: list[Record], pend: Callable[[bytes], None]) -> None:
+        """Append the `| offset: …` lines of a batch's records (the hot path of deep/print modes)."""
+        opts = self.opts
+        ts_name = TIMESTAMP_TYPE_NAMES[batch.timestamp_type].encode()
+        control = batch.is_control
+        printing = opts.print_data_log and not control
+        skip_meta = opts.skip_record_metadata
+        v2 = batch.magic >= 2
+        if v2:
+            meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
+        else:
+            meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d isValid: %s crc: %d}"
+        parser = self.parser
+        for r in recs:
+            k = r[2]
+            v = r[3]
+            if skip_meta:
+                line = b"|"
+                sep = b" "
+            else:
+                if v2:
+                    h = r[4]
+                    line = meta % (
+                        r[0],
+                        r[1],
+                        -1 if k is None else len(k),
+                        -1 if v is None else len(v),
+                        r[5],
+                        b",".join([x[0].encode("utf-8", "replace") for x in h]) if h else b"",
+                    )
+                else:
+                    line = meta % (
+                        r[0],
+                        r[1],
+                        -1 if k is None else len(k),
+                        -1 if v is None else len(v),
+                        b"true" if r[7] else b"false",
+                        r[6],
+                    )
+                if control:
+                    line += control_text(r)
+                sep = b" "
+            if printing:
+                try:
+                    kt, vt = parser(r)
+                except LogFormatError as exc:
+                    kt, vt = str(exc).encode(), None
+                if skip_meta:
+                    # Kafka prints "| " only in front of a key; a keyless record starts with " payload:".
+                    line = b"| key: " + kt if kt is not None else b""
+                    if vt is not None:
+                        line += b" payload: " + vt
+                else:
+                    if kt is not None:
+                        line += sep + b"key: " + kt
+                    if vt is not None:
+                        line += b" payload: " + vt
+            elif skip_meta:
+                line = b""
+            pend(line + b"\n")
+
+    def _dump_batches_json(self, scan: BatchScan, shown: str) -> None:
+        opts = self.opts
+        for batch in scan:
+            self.result.batches += 1
+            obj = batch_json(batch)
+            obj["file"] = shown
+            if opts.deep_iteration:
+                recs = batch.records()
+                self.result.records += len(recs)
+                rec_objs = [self._record_json(batch, r) for r in recs]
+                if opts.per_record:
+                    for ro in rec_objs:
+                        ro["file"] = shown
+                        ro["batch_base_offset"] = batch.base_offset
+                        ro["batch_position"] = batch.position
+                        ro["timestamp_type"] = obj["timestamp_type"]
+                        ro["type"] = "record"
+                        self._emit(ro)
+                    continue
+                obj["records"] = rec_objs
+            if not opts.per_record or not opts.deep_iteration:
+                self._emit(obj)
+
+    def _record_json(self, batch: Batch, r: Record) -> dict:
+        obj: dict = {
+            "offset": r.offset,
+            "timestamp": r.timestamp,
+            "key_size": r.key_size,
+            "value_size": r.value_size,
+        }
+        if batch.magic >= 2:
+            obj["sequence"] = r.sequence
+        else:
+            obj["crc"] = r.crc
+            obj["valid"] = r.valid
+        _put_bytes(obj, "key", r.key)
+        _put_bytes(obj, "value", r.value)
+        if batch.magic >= 2:
+            hs = []
+            for hk, hv in r.headers:
+                h: dict = {"key": hk}
+                _put_bytes(h, "value", hv)
+                hs.append(h)
+            obj["headers"] = hs
+        if batch.is_control:
+            obj["control"] = control_json(r)
+        elif self.opts.payload_decoder:
+            try:
+                kt, vt = self.parser(r)
+            except LogFormatError as exc:
+                kt, vt = str(exc).encode(), None
+            obj["key_decoded"] = None if kt is None else kt.decode("utf-8", "replace")
+            obj["value_decoded"] = None if vt is None else vt.decode("utf-8", "replace")
+        return obj
+
+    # -- .index ----------------------------------------------------------------------------
+    def _open_log_for_index(self, path: Path) -> MappedFile:
+        log = path.absolute().parent / (path.name.split(".")[0] + ".log")
+        if not log.exists():
+            raise LogFormatError(f"the segment's log file {log.name} does not exist beside it")
+        return MappedFile(log)
+
+    def dump_index(self, path: Path, shown: str) -> None:
+        opts = self.opts
+        base = _base_offset(path)
+        index = OffsetIndex(path.read_bytes(), base, path)
+        with self._open_log_for_index(path) as log:
+            if index.entries == 0:
+                if self.json:
+                    self._emit({"type": "index_summary", "file": shown, "entries": 0})
+                else:
+                    self._w(f"{shown} is empty.\n".encode())
+                return
+            if opts.index_sanity_check:
+                self._sanity(index, shown)
+                return
+            abs_path = str(path.absolute())
+            mismatches = self.deferred.index_mismatches
+            lines: list[bytes] = []
+            try:
+                for i in range(index.entries):
+                    e = index.entry(i)
+                    if e.offset == base and i > 0:
+                        break
+                    found = self._first_batch_last_offset(log, e.position, shown)
+                    if found != e.offset:
+                        if self.json:
+                            self.result.problems.append(
+                                Problem(shown, "index_mismatch", f"index offset {e.offset}, log offset {found}")
+                            )
+                        else:
+                            mismatches.setdefault(abs_path, []).append((e.offset, found))
+                            self.result.problems.append(Problem(shown, "index_mismatch", ""))
+                    if self.json:
+                        self._emit(
+                            {
+                                "type": "index_entry",
+                                "file": shown,
+                                "offset": e.offset,
+                                "position": e.position,
+                                "log_offset": found,
+                                "valid": found == e.offset,
+                            }
+                        )
+                    elif not opts.verify_index_only:
+                        lines.append(b"offset: %d position: %d\n" % (e.offset, e.position))
+            finally:
+                self._w(b"".join(lines))
+
+    def _first_batch_last_offset(self, log: MappedFile, position: int, shown: str) -> int:
+        """Last offset of the first batch at position, within max-message-size (as Kafka slices)."""
+        if position < 0 or position > log.size:
+            raise LogFormatError(f"index entry points at position {position}, past the end of the log ({log.size} bytes)")
+        end = min(log.size, position + self.opts.max_message_size)
+        batch = read_batch_header(log.buf, position, end)
+        if batch is None:
+            raise LogFormatError(f"no complete batch in the log at indexed position {position}")
+        return batch.last_offset
+
+    def _sanity(self, index: OffsetIndex | TimeIndex, shown: str) -> None:
+        try:
+            index.sanity_check()
+        except CorruptIndexError as exc:
+            self.problem(shown, "index_sanity", str(exc))
+            return
+        if self.json:
+            self._emit({"type": "index_summary", "file": shown, "sanity_check": "passed"})
+        else:
+            self._w(f"{shown} passed sanity check.\n".encode())
+
+    # -- .timeindex ------------------------------------------------------------------------
+    def dump_time_index(self, path: Path, shown: str) -> None:
+        opts = self.opts
+        base = _base_offset(path)
+        tindex = TimeIndex(path.read_bytes(), base, path)
+        ipath = path.absolute().parent / (path.name.split(".")[0] + ".index")
+        oindex = OffsetIndex(ipath.read_bytes() if ipath.exists() else b"", base, ipath)
+        with self._open_log_for_index(path) as log:
+            if opts.index_sanity_check:
+                self._sanity(tindex, shown)
+                return
+            abs_path = str(path.absolute())
+            d = self.deferred
+            prev_ts = -1
+            lines: list[bytes] = []
+            try:
+                for i in range(tindex.entries):
+                    e = tindex.entry(i)
+                    if e.offset == base and i > 0:
+                        break
+                    position = oindex.lookup(e.offset).position
+                    batch = self._find_batch(log, position, e.offset)
+                    status = "ok"
+                    log_ts = None
+                    if batch is None:
+                        d.time_not_found.setdefault(abs_path, []).append((e.offset, -1))
+                        status = "offset_not_found"
+                    elif batch.last_offset != e.offset:
+                        d.time_not_found.setdefault(abs_path, []).append((e.offset, batch.last_offset))
+                        status = "offset_not_found"
+                    else:
+                        log_ts = max((r.timestamp for r in batch.records()), default=-1)
+                        log_ts = max(log_ts, -1)
+                        if log_ts != e.timestamp:
+                            d.time_mismatches.setdefault(abs_path, []).append((e.timestamp, log_ts))
+                            status = "timestamp_mismatch"
+                        if prev_ts >= e.timestamp:
+                            d.time_out_of_order.setdefault(abs_path, []).append((e.timestamp, prev_ts))
+                            status = "out_of_order"
+                    if status != "ok":
+                        self.result.problems.append(Problem(shown, status, ""))
+                    if self.json:
+                        self._emit(
+                            {
+                                "type": "time_index_entry",
+                                "file": shown,
+                                "timestamp": e.timestamp,
+                                "offset": e.offset,
+                                "log_timestamp": log_ts,
+                                "status": status,
+                            }
+                        )
+                    elif not opts.verify_index_only:
+                        lines.append(b"timestamp: %d offset: %d\n" % (e.timestamp, e.offset))
+                    prev_ts = e.timestamp
+            finally:
+                self._w(b"".join(lines))
+
+    @staticmethod
+    def _find_batch(log: MappedFile, position: int, offset: int) -> Batch | None:
+        """First batch from position whose last offset >= offset (Kafka's batches.find)."""
+        if position < 0 or position > log.size:
+            raise LogFormatError(f"offset index points at position {position}, past the end of the log")
+        for b in BatchScan_raise(log.buf, position, log.size):
+            if b.last_offset >= offset:
+                return b
+        return None
+
+    # -- .snapshot / .txnindex -------------------------------------------------------------
+    def dump_producer_snapshot(self, path: Path, shown: str) -> None:
+        try:
+            entries = read_producer_snapshot(path.read_bytes())
+        except CorruptSnapshotError as exc:
+            self.problem(shown, "corrupt_snapshot", str(exc), fatal=False)
+            return
+        lines = []
+        for e in entries:
+            if self.json:
+                self._emit(
+                    {
+                        "type": "producer_snapshot_entry",
+                        "file": shown,
+                        "producer_id": e.producer_id,
+                        "producer_epoch": e.producer_epoch,
+                        "coordinator_epoch": e.coordinator_epoch,
+                        "current_txn_first_offset": (
+                            e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+                        ),
+                        "last_timestamp": e.timestamp,
+                        "first_sequence": e.first_sequence if e.has_batch else None,
+                        "last_sequence": e.last_sequence if e.has_batch else None,
+                        "last_offset": e.last_offset if e.has_batch else None,
+                        "offset_delta": e.offset_delta if e.has_batch else None,
+                    }
+                )
+                continue
+            txn = f"Some({e.current_txn_first_offset})" if e.current_txn_first_offset >= 0 else "None"
+            line = (
+                f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
+                f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+            )
+            if e.has_batch:
+                line += (
+                    f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: "
+                    f"{e.last_offset} offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
+                )
+            lines.append(line + "\n")
+        self._w("".join(lines).encode())
+
+    def dump_txn_index(self, path: Path, shown: str) -> None:
+        data = path.read_bytes()
+        whole = len(data) - len(data) % 34
+        entries = read_txn_index(data[:whole])
+        if self.json:
+            for e in entries:
+                self._emit(
+                    {
+                        "type": "txn_index_entry",
+                        "file": shown,
+                        "version": e.version,
+                        "producer_id": e.producer_id,
+                        "first_offset": e.first_offset,
+                        "last_offset": e.last_offset,
+                        "last_stable_offset": e.last_stable_offset,
+                    }
+                )
+            if whole != len(data):
+                self.problem(
+                    shown, "truncated", f"{shown}: {len(data) - whole} trailing bytes are not a whole entry", fatal=False
+                )
+            return
+        # Kafka reads whole entries only and says nothing about a partial tail; neither do we here.
+        self._w(
+            "".join(
+                f"version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
+                f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}\n"
+                for e in entries
+            ).encode()
+        )
+
+    # -- files Kafka's tool cannot dump ----------------------------------------------------
+    def dump_dotless(self, path: Path, shown: str) -> None:
+        """Checkpoint files (Kafka's tool crashes on names without a dot): dump their entries."""
+        name = path.name
+        text = path.read_text("utf-8", errors="replace")
+        if name in TOPIC_CHECKPOINTS or name == LEADER_EPOCH_CHECKPOINT:
+            try:
+                cp = parse_checkpoint(text, str(path))
+            except CheckpointError as exc:
+                self.problem(shown, "corrupt_checkpoint", str(exc))
+                return
+            if name == LEADER_EPOCH_CHECKPOINT:
+                fields = ("epoch", "startOffset")
+            else:
+                fields = ("topic", "partition", "offset")
+            if self.json:
+                for e in cp.entries:
+                    self._emit({"type": "checkpoint_entry", "file": shown, **dict(zip(fields, _typed(e), strict=False))})
+                return
+            lines = [f"Checkpoint version: {cp.version} entries: {len(cp.entries)}\n"]
+            lines += [" ".join(f"{k}: {v}" for k, v in zip(fields, e, strict=False)) + "\n" for e in cp.entries]
+            self._w("".join(lines).encode())
+            return
+        if name == "quorum-state":
+            try:
+                state = json.loads(text)
+            except ValueError as exc:
+                self.problem(shown, "corrupt", f"{shown}: not valid JSON: {exc}")
+                return
+            if self.json:
+                self._emit({"type": "quorum_state", "file": shown, "state": state})
+            else:
+                self._w(("quorum-state: " + json.dumps(state, separators=(",", ":")) + "\n").encode())
+            return
+        if self.json:
+            self._emit({"type": "ignored", "file": shown, "reason": "unknown file"})
+        else:
+            self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
+
+
+def BatchScan_raise(buf: bytes, start: int, end: int) -> Iterable[Batch]:  # noqa: N802
+    """Batches from start, raising on corrupt framing (Kafka's iterator semantics)."""
+    pos = start
+    while True:
+        b = read_batch_header(buf, pos, end)
+        if b is None:
+            return
+        yield b
+        pos += b.size
+
+
+def _typed(fields: tuple[str, ...]) -> list[object]:
+    return [int(f) if f.lstrip("-").isdigit() else f for f in fields]
+
+
+def _base_offset(path: Path) -> int:
+    stem = path.name.split(".")[0]
+    if not stem.isdigit():
+        raise LogFormatError(f"file name does not start with a base offset: {path.name}")
+    return int(stem)
+
+
+def _put_bytes(obj: dict, name: str, b: bytes | None) -> None:
+    """JSON bytes: UTF-8 text when valid, else base64, with the encoding named beside it."""
+    if b is None:
+        obj[name] = None
+        obj[name + "_encoding"] = None
+        return
+    try:
+        obj[name] = b.decode("utf-8")
+        obj[name + "_encoding"] = "utf8"
+    except UnicodeDecodeError:
+        obj[name] = base64.b64encode(b).decode()
+        obj[name + "_encoding"] = "base64"
+
+
+_V2_LINE = (
+    "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "
+    "producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s isControl: %s deleteHorizonMs: %s "
+    "position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %s\n"
+)
+_LEGACY_LINE = "offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %s\n"
+_BOOL = {True: "true", False: "false"}
+
+
+def codec_name(codec: int) -> str:
+    try:
+        return Codec(codec).label
+    except ValueError:
+        raise CorruptRecordError(f"Unknown compression type id: {codec}") from None
+
+
+def batch_line(b: Batch) -> bytes:
+    """Kafka's batch-level line (printBatchLevel)."""
+    if b.magic >= 2:
+        dh = b.delete_horizon_ms
+        return (
+            _V2_LINE
+            % (
+                b.base_offset,
+                b.last_offset,
+                b.count,
+                b.base_sequence,
+                b.last_sequence,
+                b.producer_id,
+                b.producer_epoch,
+                b.partition_leader_epoch,
+                _BOOL[b.is_transactional],
+                _BOOL[b.is_control],
+                "OptionalLong.empty" if dh is None else f"OptionalLong[{dh}]",
+                b.position,
+                TIMESTAMP_TYPE_NAMES[b.timestamp_type],
+                b.max_timestamp,
+                b.size,
+                b.magic,
+                codec_name(b.codec),
+                b.crc,
+                _BOOL[b.is_valid()],
+            )
+        ).encode()
+    return (
+        _LEGACY_LINE
+        % (
+            b.last_offset,
+            b.position,
+            TIMESTAMP_TYPE_NAMES[b.timestamp_type],
+            b.max_timestamp,
+            b.size,
+            b.magic,
+            codec_name(b.codec),
+            b.crc,
+            _BOOL[b.is_valid()],
+        )
+    ).encode()
+
+
+def batch_json(b: Batch) -> dict:
+    """The stable JSON schema of a batch (see README, "JSON output")."""
+    return {
+        "type": "batch",
+        "position": b.position,
+        "size": b.size,
+        "magic": b.magic,
+        "base_offset": b.base_offset,
+        "last_offset": b.last_offset,
+        "count": b.count,
+        "codec": codec_name(b.codec),
+        "crc": b.crc,
+        "valid": b.is_valid(),
+        "timestamp_type": TIMESTAMP_TYPE_NAMES[b.timestamp_type],
+        "max_timestamp": b.max_timestamp,
+        "base_timestamp": b.base_timestamp if b.magic >= 2 else None,
+        "producer_id": b.producer_id,
+        "producer_epoch": b.producer_epoch,
+        "base_sequence": b.base_sequence,
+        "last_sequence": b.last_sequence,
+        "partition_leader_epoch": b.partition_leader_epoch,
+        "is_transactional": b.is_transactional,
+        "is_control": b.is_control,
+        "delete_horizon_ms": b.delete_horizon_ms,
+    }
+
+
+def control_json(r: Record) -> dict:
+    key = r.key or b""
+    if len(key) < 4:
+        return {"type": "UNKNOWN", "type_id": -1}
+    _v, ctype = _CONTROL_KEY.unpack_from(key, 0)
+    names = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+             5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+    obj: dict = {"type": names.get(ctype, "UNKNOWN"), "type_id": ctype}
+    if ctype in (0, 1) and r.value is not None and len(r.value) >= 6:
+        obj["coordinator_epoch"] = struct.unpack_from(">i", r.value, 2)[0]
+    return obj
+
+
+def dump_files(paths: list[str], opts: DumpOptions, out: BinaryIO, err: BinaryIO) -> DumpResult:
+    """Dump every file in order, then the deferred reports; returns what was found."""
+    dumper = LogDumper(opts, out, err)
+    for p in paths:
+        dumper.dump(p)
+    return dumper.finish()
+
+
+__all__ = ["DumpOptions", "DumpResult", "LogDumper", "Problem", "dump_files", "batch_line", "os"]
