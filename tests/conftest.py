@@ -30,3 +30,25 @@ def fixtures() -> Path:
 def kafka_logs() -> Path:
     require_fixtures()
     return KAFKA_LOGS
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A real ZooKeeper server for the whole session (skips with the reason when none can start)."""
+    from tests.support.zkserver import start_zookeeper, zookeeper_classpath
+
+    if zookeeper_classpath() is None:
+        pytest.skip("no ZooKeeper jars: install the 'zookeeper' Debian package or pyspark")
+    server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk_chroot(zookeeper, request):  # type: ignore[no-untyped-def]
+    """A fresh chroot per test (`127.0.0.1:port/test-name`) so tests never see each other's znodes."""
+    import re
+    import uuid
+
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)[:60] + "-" + uuid.uuid4().hex[:8]
+    return f"{zookeeper.connect}/{name}"

@@ -1,0 +1,123 @@
+"""Connecting to clusters: ZooKeeper (kazoo) and brokers (kafka-python), always with timeouts.
+
+Both `reassign`/`elect` and `offsets` connect through here, so connect strings, `--command-config`
+client properties and the "cluster unreachable" error are handled once.  kazoo and kafka-python are
+imported lazily: commands that never touch a cluster do not pay for them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kafkatool.log.checkpoint import read_properties
+
+DEFAULT_TIMEOUT = 15.0
+
+
+class ClusterError(Exception):
+    """A cluster could not be reached or refused a request (CLI exit code 3)."""
+
+
+class ClusterInputError(Exception):
+    """A connect string or client-properties file is malformed (CLI exit code 2)."""
+
+
+def parse_zk_connect(connect: str) -> tuple[str, str]:
+    """Split `h1:2181,h2:2181/chroot` into (hosts, chroot); chroot is '' when absent."""
+    connect = connect.strip()
+    if not connect:
+        raise ClusterInputError("--zookeeper: empty connect string")
+    hosts, slash, chroot = connect.partition("/")
+    for hp in hosts.split(","):
+        if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]:]+", hp):
+            raise ClusterInputError(f"--zookeeper: {hp!r} is not host:port")
+    return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip("/") else ""
+
+
+def zk_client(connect: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """A started KazooClient for the connect string (with chroot), or ClusterError."""
+    from kazoo.client import KazooClient
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    parse_zk_connect(connect)
+    client = KazooClient(hosts=connect, timeout=timeout, connection_retry={"max_tries": 2, "delay": 0.2})
+    try:
+        client.start(timeout=timeout)
+    except KazooTimeoutError:
+        client.close()
+        raise ClusterError(f"cannot reach ZooKeeper at {connect} within {timeout:g}s") from None
+    except Exception as exc:
+        client.close()
+        raise ClusterError(f"cannot connect to ZooKeeper at {connect}: {exc}") from None
+    return client
+
+
+def read_client_properties(path: str | Path | None) -> dict[str, str]:
+    """Java client properties from `--command-config` (empty when not given)."""
+    if not path:
+        return {}
+    p = Path(path)
+    if not p.is_file():
+        raise ClusterInputError(f"--command-config: {p}: no such file")
+    return read_properties(p.read_text("utf-8"))
+
+
+_JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """kafka-python keyword arguments for Java client properties (what kafka-python supports)."""
+    servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
+    if not servers:
+        raise ClusterInputError("--bootstrap-server: empty")
+    ms = int(timeout * 1000)
+    cfg: dict[str, Any] = {
+        "bootstrap_servers": servers,
+        "request_timeout_ms": ms,
+        "api_version_auto_timeout_ms": ms,
+        "client_id": props.get("client.id", "kafkatool"),
+    }
+    if "security.protocol" in props:
+        cfg["security_protocol"] = props["security.protocol"].upper()
+    if "sasl.mechanism" in props:
+        cfg["sasl_mechanism"] = props["sasl.mechanism"]
+    jaas = props.get("sasl.jaas.config")
+    if jaas:
+        fields = dict(_JAAS.findall(jaas))
+        if "username" in fields:
+            cfg["sasl_plain_username"] = fields["username"]
+        if "password" in fields:
+            cfg["sasl_plain_password"] = fields["password"]
+    for java, py in (
+        ("ssl.truststore.location", "ssl_cafile"),
+        ("ssl.ca.location", "ssl_cafile"),
+        ("ssl.keystore.location", "ssl_certfile"),
+        ("ssl.certificate.location", "ssl_certfile"),
+        ("ssl.key.location", "ssl_keyfile"),
+        ("ssl.key.password", "ssl_password"),
+    ):
+        if java in props:
+            if java.endswith(".location") and props[java].endswith((".jks", ".p12")):
+                raise ClusterInputError(
+                    f"--command-config: {java}={props[java]}: kafka-python needs PEM files, not JKS/PKCS12 stores"
+                )
+            cfg[py] = props[java]
+    if props.get("ssl.endpoint.identification.algorithm", "https") == "":
+        cfg["ssl_check_hostname"] = False
+    return cfg
+
+
+def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """A KafkaAdminClient, or ClusterError when no broker answers in time."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
+    try:
+        return KafkaAdminClient(**cfg)
+    except KafkaError as exc:
+        raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None

@@ -1,0 +1,246 @@
+"""Safety rails for every offline writer: the broker's lock, and Kafka's segment-swap protocol.
+
+A broker holds `<logdir>/.lock` (Java's FileChannel.tryLock: a POSIX fcntl lock on Linux).  We test
+and take both fcntl and flock locks, so neither a broker nor another kafkatool can run beside us.
+
+Segments are never rewritten in place.  New files are written as `*.cleaned`, renamed to `*.swap`,
+the old segments renamed to `*.deleted`, the `.swap` suffix stripped, and only then `.deleted` files
+removed — Kafka's own protocol, which the broker's startup already knows how to finish or roll back
+(`finish_interrupted_swaps` is that startup logic).  A kill at any point leaves a loadable directory.
+
+Fault injection: set `KAFKATOOL_CRASH_AT=<step>` and the process exits with status 99 right at that
+step (the steps are the `crash_point(...)` names below); tests use it to prove the claim above.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatool.log.checkpoint import fsync_dir
+from kafkatool.log.files import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    LOCK_FILE,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    offset_from_name,
+    parse_partition_dir,
+)
+
+CRASH_ENV = "KAFKATOOL_CRASH_AT"
+CRASH_EXIT = 99
+SEGMENT_FILE_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+
+
+def crash_point(step: str) -> None:
+    """Exit abruptly (no cleanup, no flush) when KAFKATOOL_CRASH_AT names this step."""
+    if os.environ.get(CRASH_ENV) == step:
+        os._exit(CRASH_EXIT)
+
+
+class LogDirLockedError(Exception):
+    """The log dir's .lock is held by a running broker or another kafkatool."""
+
+
+def log_dir_of(path: Path) -> Path:
+    """The log dir that holds the broker lock: the path itself, or the parent of a partition dir."""
+    path = path.resolve()
+    if parse_partition_dir(path.name) is not None and not (path / LOCK_FILE).exists():
+        return path.parent
+    return path
+
+
+class LogDirLock:
+    """Take the broker's lock on a log dir for the duration of an offline write.
+
+    Raises LogDirLockedError when another process holds it.  With `create=False` (dry runs) a
+    missing `.lock` file is not created and only tested when present.
+    """
+
+    def __init__(self, log_dir: Path, create: bool = True) -> None:
+        self.log_dir = log_dir
+        self.path = log_dir / LOCK_FILE
+        self.create = create
+        self._fd: int | None = None
+
+    def __enter__(self) -> LogDirLock:
+        if not self.path.exists() and not self.create:
+            return self
+        flags = os.O_RDWR | (os.O_CREAT if self.create else 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except PermissionError:
+            fd = os.open(self.path, os.O_RDONLY)
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno == errno.EBADF:  # read-only descriptor: a shared lock still detects writers
+                    fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                else:
+                    raise
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise LogDirLockedError(
+                    f"{self.path} is locked by another process (a running broker?): stop it first"
+                ) from None
+            raise
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+                fcntl.lockf(self._fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+
+def is_locked(log_dir: Path) -> bool:
+    """True when another process holds the log dir's lock (never creates the file)."""
+    try:
+        with LogDirLock(log_dir, create=False):
+            return False
+    except LogDirLockedError:
+        return True
+
+
+def _segment_files(partition_dir: Path, base: int, suffix: str) -> list[Path]:
+    stem = f"{base:020d}"
+    return [
+        partition_dir / f"{stem}{s}{suffix}"
+        for s in SEGMENT_FILE_SUFFIXES
+        if (partition_dir / f"{stem}{s}{suffix}").exists()
+    ]
+
+
+def _rename_suffix(path: Path, old: str, new: str) -> Path:
+    name = path.name
+    if old:
+        assert name.endswith(old), (name, old)
+        name = name[: -len(old)]
+    target = path.with_name(name + new)
+    os.replace(path, target)
+    return target
+
+
+def replace_segments(partition_dir: Path, new_bases: Iterable[int], old_bases: Iterable[int]) -> None:
+    """Swap in the `.cleaned` segments for new_bases and retire old_bases (Kafka's replaceSegments).
+
+    Steps: fsync the `.cleaned` files; rename them to `.swap`; rename every old segment file to
+    `.deleted`; strip `.swap`; delete the `.deleted` files.  Each step is durable (directory fsync)
+    before the next starts.
+    """
+    new_bases = sorted(set(new_bases))
+    old_bases = sorted(set(old_bases))
+    for base in new_bases:
+        for f in _segment_files(partition_dir, base, CLEANED_SUFFIX):
+            with open(f, "rb+") as fh:
+                os.fsync(fh.fileno())
+    fsync_dir(partition_dir)
+    crash_point("cleaned-written")
+    # .cleaned -> .swap: log file last, so a .log.swap implies its indexes are already .swap
+    for base in new_bases:
+        files = _segment_files(partition_dir, base, CLEANED_SUFFIX)
+        files.sort(key=lambda p: p.name.startswith(f"{base:020d}.log"))
+        for f in files:
+            _rename_suffix(f, CLEANED_SUFFIX, SWAP_SUFFIX)
+            crash_point("renaming-to-swap")
+    fsync_dir(partition_dir)
+    crash_point("swap-renamed")
+    for base in old_bases:
+        for f in _segment_files(partition_dir, base, ""):
+            _rename_suffix(f, "", DELETED_SUFFIX)
+            crash_point("renaming-to-deleted")
+    fsync_dir(partition_dir)
+    crash_point("old-renamed-deleted")
+    for base in new_bases:
+        files = _segment_files(partition_dir, base, SWAP_SUFFIX)
+        files.sort(key=lambda p: p.name.startswith(f"{base:020d}.log"))
+        for f in files:
+            _rename_suffix(f, SWAP_SUFFIX, "")
+            crash_point("stripping-swap")
+    fsync_dir(partition_dir)
+    crash_point("swap-stripped")
+    for base in old_bases:
+        for f in _segment_files(partition_dir, base, DELETED_SUFFIX):
+            f.unlink()
+    fsync_dir(partition_dir)
+    crash_point("deleted-removed")
+
+
+@dataclass
+class SwapResolution:
+    """What finishing interrupted swaps did (or would do, in a dry run)."""
+
+    deleted: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _swap_log_last_offset(swap_log: Path) -> int:
+    """Last offset in a `.log.swap` file (the range of old segments it replaces)."""
+    from kafkatool.log.files import MappedFile
+    from kafkatool.log.records import BatchScan
+
+    last = offset_from_name(swap_log.name) - 1
+    with MappedFile(swap_log) as mf:
+        for b in BatchScan(mf.buf):
+            last = b.last_offset
+    return last
+
+
+def finish_interrupted_swaps(partition_dir: Path, dry_run: bool = False) -> SwapResolution:
+    """The broker's startup handling of temporary files (LogLoader.removeTempFilesAndCollectSwapFiles
+    and completeSwapOperations): delete `.deleted`; delete `.cleaned` and the `.swap` files at or past
+    the lowest `.cleaned` offset; complete the remaining swaps by deleting the segments a `.log.swap`
+    covers and stripping `.swap`.
+    """
+    res = SwapResolution()
+    names = sorted(os.listdir(partition_dir))
+
+    def delete(name: str) -> None:
+        res.deleted.append(name)
+        if not dry_run:
+            (partition_dir / name).unlink(missing_ok=True)
+
+    for n in names:
+        if n.endswith(DELETED_SUFFIX):
+            delete(n)
+    cleaned = [n for n in names if n.endswith(CLEANED_SUFFIX)]
+    min_cleaned = min((offset_from_name(n) for n in cleaned), default=None)
+    for n in cleaned:
+        delete(n)
+    swaps = [n for n in names if n.endswith(SWAP_SUFFIX)]
+    remaining = []
+    for n in swaps:
+        if min_cleaned is not None and offset_from_name(n) >= min_cleaned:
+            delete(n)
+        else:
+            remaining.append(n)
+    for n in remaining:
+        if not n.endswith(LOG_SUFFIX + SWAP_SUFFIX):
+            continue
+        base = offset_from_name(n)
+        last = _swap_log_last_offset(partition_dir / n)
+        for other in sorted(os.listdir(partition_dir)):
+            if other.endswith(tuple(SEGMENT_FILE_SUFFIXES)) and other[:20].isdigit():
+                ob = offset_from_name(other)
+                if base <= ob <= last:
+                    delete(other)
+    for n in remaining:
+        target = n[: -len(SWAP_SUFFIX)]
+        res.renamed.append((n, target))
+        if not dry_run and (partition_dir / n).exists():
+            os.replace(partition_dir / n, partition_dir / target)
+    if not dry_run and (res.deleted or res.renamed):
+        fsync_dir(partition_dir)
+    return res
