@@ -76,7 +76,6 @@ def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = 
     cfg: dict[str, Any] = {
         "bootstrap_servers": servers,
         "request_timeout_ms": ms,
-        "api_version_auto_timeout_ms": ms,
         "client_id": props.get("client.id", "kafkatool"),
     }
     if "security.protocol" in props:

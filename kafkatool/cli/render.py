@@ -1,0 +1,100 @@
+"""Machine-readable and tabular output shared by every command (`--format json|ndjson|csv|table`).
+
+Commands build rows (dicts with stable keys, documented in the README) in the library and hand them
+here; only this module and the command modules write to stdout.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+FORMATS = ("text", "json", "ndjson", "csv", "table")
+
+
+def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
+    from kafkatool.cli.errors import CliError
+
+    if fmt not in allowed:
+        raise CliError(f"--format: {fmt!r} is not one of {', '.join(allowed)}")
+    return fmt
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, bytes):
+        return o.decode("utf-8", "replace")
+    if hasattr(o, "__dict__"):
+        return vars(o)
+    if isinstance(o, (set, frozenset)):
+        return sorted(o)
+    return str(o)
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def render_rows(
+    rows: Iterable[dict[str, Any]],
+    fmt: str,
+    columns: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    title: str | None = None,
+) -> None:
+    """Write rows as json (one array), ndjson, csv (header + rows) or a rich table."""
+    out = out or sys.stdout
+    if fmt == "ndjson":
+        for r in rows:
+            out.write(dumps(r) + "\n")
+        return
+    if fmt == "json":
+        out.write("[")
+        first = True
+        for r in rows:
+            out.write(("\n" if first else ",\n") + dumps(r))
+            first = False
+        out.write("\n]\n" if not first else "]\n")
+        return
+    rows = list(rows)
+    cols = list(columns) if columns else list(dict.fromkeys(k for r in rows for k in r))
+    if fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else _cell(r.get(c)) for c in cols])
+        return
+    if fmt == "table":
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False)
+        for c in cols:
+            table.add_column(c)
+        for r in rows:
+            table.add_row(*["-" if r.get(c) is None else _cell(r.get(c)) for c in cols])
+        Console(file=out, width=max(120, sum(len(c) + 3 for c in cols))).print(table)
+        return
+    raise ValueError(f"render_rows cannot write {fmt!r}")
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, (list, dict)):
+        return dumps(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def render_json(obj: Any, out: TextIO | None = None) -> None:
+    """One JSON document (objects that are not lists of rows)."""
+    (out or sys.stdout).write(json.dumps(obj, default=_json_default, ensure_ascii=False, indent=2) + "\n")
+
+
+def to_csv_string(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    render_rows(rows, "csv", columns, buf)
+    return buf.getvalue()
