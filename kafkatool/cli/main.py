@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "elect",
     "offsets",
     "sparkscan",
+    "generate",
 ]
 
 

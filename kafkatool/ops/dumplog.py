@@ -350,6 +350,8 @@ class LogDumper:
                     self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
         except (CorruptRecordError, CorruptIndexError, LogFormatError) as exc:
             self.problem(shown, "corrupt", f"{shown}: {exc}")
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             self.problem(shown, "io", f"{shown}: {exc.strerror}" if exc.strerror else f"{exc}")
 
