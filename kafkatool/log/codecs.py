@@ -112,7 +112,11 @@ def _lz4_break_header_checksum(frame: bytes) -> bytes:
 
 
 def _snappy_decompress(data: bytes) -> bytes:
-    if data[:8] == _XERIAL_MAGIC:
+    """xerial's SnappyInputStream: empty is empty; a full 16-byte header starts a block stream;
+    anything else (including a cut header) is one raw snappy block."""
+    if not data:
+        return b""
+    if len(data) >= len(_XERIAL_HEADER) and data[:8] == _XERIAL_MAGIC:
         out = []
         pos = 16
         n = len(data)
@@ -151,6 +155,20 @@ def _gzip_decompress(data: bytes) -> bytes:
     return b"".join(out)
 
 
+def _zstd_decompress(data: bytes) -> bytes:
+    """Every frame of the stream (zstd-jni's input stream reads across frames); a cut frame is damage."""
+    out = []
+    rest = data
+    while True:
+        d = _ZSTD_DCTX.decompressobj()
+        out.append(d.decompress(rest))
+        if not d.eof:
+            raise CorruptRecordError("zstd: truncated frame")
+        rest = d.unused_data
+        if not rest:
+            return b"".join(out)
+
+
 def decompress(codec: int, data: bytes, magic: int = 2) -> bytes:
     """Decompress one Kafka compressed stream; raise CorruptRecordError on any damage."""
     try:
@@ -163,13 +181,13 @@ def decompress(codec: int, data: bytes, magic: int = 2) -> bytes:
                 data = _lz4_fix_header_checksum(data)
             return lz4.frame.decompress(data)
         if codec == Codec.ZSTD:
-            return _ZSTD_DCTX.decompressobj().decompress(data)
+            return _zstd_decompress(data)
         if codec == Codec.NONE:
             return bytes(data)
     except CorruptRecordError:
         raise
     except Exception as exc:  # codec libraries raise assorted types on damaged input
-        raise CorruptRecordError(f"{Codec(codec).label}: {exc}") from None
+        raise CorruptRecordError(f"{Codec(codec).label}: {exc or type(exc).__name__}") from None
     raise CorruptRecordError(f"unknown compression codec id {codec}")
 
 
