@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from kafkatool.log.errors import CorruptRecordError
 
+_U64 = 0xFFFFFFFFFFFFFFFF
+
 
 def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """Decode a zig-zag varint (up to 10 bytes) at pos; return (value, next position)."""
+    """Decode a zig-zag varint (up to 10 bytes) at pos; return (value, next position).
+
+    Like Kafka's ByteUtils.readVarlong the value is always a signed 64-bit integer, so a damaged
+    10-byte varint can never yield a number that later breaks struct packing.
+    """
     raw = 0
     shift = 0
     while True:
@@ -17,6 +23,7 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         raw |= (b & 0x7F) << shift
         if b < 0x80:
+            raw &= _U64  # a 10th byte's high bits fall off, as in Java's long arithmetic
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
         if shift > 63:
@@ -24,7 +31,7 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    """Decode an unsigned varint (no zig-zag), as KRaft frames and compact fields use."""
+    """Decode an unsigned varint (no zig-zag), as KRaft frames and compact fields use (at most 64 bits)."""
     raw = 0
     shift = 0
     while True:
@@ -35,7 +42,7 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         raw |= (b & 0x7F) << shift
         if b < 0x80:
-            return raw, pos
+            return raw & _U64, pos
         shift += 7
         if shift > 63:
             raise CorruptRecordError("varint is longer than 10 bytes")
