@@ -13,6 +13,7 @@ class CorruptRecordError(LogFormatError):
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
         self.position = position
+        self.partial: list = []  # records decoded before the damage, when decoding a batch
 
 
 class CorruptIndexError(LogFormatError):

@@ -244,12 +244,20 @@ class Batch:
         return bytes(buf[vpos + 4 : vpos + 4 + value_len])
 
     def _legacy_records(self) -> list[Record]:
+        recs: list[Record] = []
+        try:
+            return self._legacy_records_into(recs)
+        except CorruptRecordError as err:
+            # v1 offsets are only known once the whole wrapper is read (Kafka reads it whole too)
+            err.partial = recs if self.magic == 0 else []
+            raise
+
+    def _legacy_records_into(self, recs: list[Record]) -> list[Record]:
         if self.codec == Codec.NONE:
             return [
                 _legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)
             ]
         inner = self.records_data()
-        recs: list[Record] = []
         pos = 0
         n = len(inner)
         wrapper_ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
@@ -268,6 +276,10 @@ class Batch:
                 raise CorruptRecordError("nested compression in compressed wrapper", self.position)
             recs.append(rec)
             pos += LOG_OVERHEAD + size
+        return self._absolute(recs)
+
+    def _absolute(self, recs: list[Record]) -> list[Record]:
+        """v1 wrappers store relative inner offsets: rebase them on the wrapper's (last) offset."""
         if self.magic >= 1 and recs:
             base = self.last_offset - recs[-1].offset
             if base >= 0:
@@ -434,7 +446,12 @@ def decode_v2_records(
                 )
             )
     except IndexError:
-        raise CorruptRecordError("record runs past the end of the batch") from None
+        err = CorruptRecordError("record runs past the end of the batch")
+        err.partial = out
+        raise err from None
+    except CorruptRecordError as err:
+        err.partial = out  # the records before the damage, for tools that show what was readable
+        raise
     return out
 
 

@@ -184,6 +184,7 @@ def make_parser(opts: DumpOptions) -> Parser:
                     "(message had a missing key)"
                 )
             k, v = format_offsets_record(r.offset, r.key, r.value)
+            _check_fatal(r.offset, k, v)
             return _enc(k), _enc(v)
 
         return parse_offsets
@@ -192,6 +193,7 @@ def make_parser(opts: DumpOptions) -> Parser:
 
         def parse_txn(r: Record) -> tuple[bytes | None, bytes | None]:
             k, v = format_transaction_record(r.offset, r.key, r.value)
+            _check_fatal(r.offset, k, v)
             return _enc(k), _enc(v)
 
         return parse_txn
@@ -199,7 +201,9 @@ def make_parser(opts: DumpOptions) -> Parser:
         from kafkatool.log.decoders.metadata import format_metadata_record
 
         def parse_meta(r: Record) -> tuple[bytes | None, bytes | None]:
-            return None, _enc(format_metadata_record(r.offset, r.value))
+            v = format_metadata_record(r.offset, r.value)
+            _check_fatal(r.offset, v)
+            return None, _enc(v)
 
         return parse_meta
     kdec = VALUE_DECODERS[opts.key_decoder]
@@ -217,6 +221,15 @@ def _enc(s: str | None) -> bytes | None:
     return None if s is None else s.encode("utf-8", "replace")
 
 
+def _check_fatal(offset: int, *texts: str | None) -> None:
+    """Kafka's parser threw here (its tool dies): stop the file with one line saying why."""
+    from kafkatool.log.decoders import ErrorText
+
+    for t in texts:
+        if isinstance(t, ErrorText) and t.fatal:
+            raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
+
+
 def control_text(r: Record) -> bytes:
     """The text Kafka prints after a control record's metadata."""
     from kafkatool.log.decoders.metadata import format_control_record
@@ -225,7 +238,9 @@ def control_text(r: Record) -> bytes:
     if len(key) < 4:
         return b" controlType: UNKNOWN(-1)"
     _version, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    return format_control_record(ctype, key, r.value).encode("utf-8", "replace")
+    text = format_control_record(ctype, key, r.value)
+    _check_fatal(r.offset, text)
+    return text.encode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +363,8 @@ class LogDumper:
                     self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
                 else:
                     self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
+        except BadFileName as exc:
+            self.problem(shown, "input", f"{shown}: {exc}")
         except (CorruptRecordError, CorruptIndexError, LogFormatError) as exc:
             self.problem(shown, "corrupt", f"{shown}: {exc}")
         except BrokenPipeError:
@@ -361,7 +378,7 @@ class LogDumper:
         name = path.name
         header = None
         if name.endswith(".log"):
-            header = f"Log starting offset: {int(name.split('.')[0])}"
+            header = f"Log starting offset: {_base_offset(path)}"
         elif name == "bootstrap.checkpoint":
             header = "KRaft bootstrap snapshot"
         else:
@@ -413,7 +430,16 @@ class LogDumper:
                 nbatches += 1
                 pend(batch_line(batch))
                 if deep:
-                    recs = batch.records()
+                    try:
+                        recs = batch.records()
+                    except CorruptRecordError as exc:
+                        # Kafka prints the records it could read before the damage, then dies.
+                        self._record_lines(batch, exc.partial, pend)
+                        raise CorruptRecordError(
+                            f"batch at position {batch.position} (offsets {batch.base_offset}..{batch.last_offset}): "
+                            f"{exc}",
+                            batch.position,
+                        ) from None
                     nrecords += len(recs)
                     for r in recs:
                         o = r[0]
@@ -475,10 +501,7 @@ class LogDumper:
                     line += control_text(r)
                 sep = b" "
             if printing:
-                try:
-                    kt, vt = parser(r)
-                except LogFormatError as exc:
-                    kt, vt = str(exc).encode(), None
+                kt, vt = parser(r)
                 if skip_meta:
                     # Kafka prints "| " only in front of a key; a keyless record starts with " payload:".
                     line = b"| key: " + kt if kt is not None else b""
@@ -540,10 +563,7 @@ class LogDumper:
         if batch.is_control:
             obj["control"] = control_json(r)
         elif self.opts.payload_decoder:
-            try:
-                kt, vt = self.parser(r)
-            except LogFormatError as exc:
-                kt, vt = str(exc).encode(), None
+            kt, vt = self.parser(r)
             obj["key_decoded"] = None if kt is None else kt.decode("utf-8", "replace")
             obj["value_decoded"] = None if vt is None else vt.decode("utf-8", "replace")
         return obj
@@ -599,6 +619,9 @@ class LogDumper:
                         )
                     elif not opts.verify_index_only:
                         lines.append(b"offset: %d position: %d\n" % (e.offset, e.position))
+            except LogFormatError as exc:
+                found = len(mismatches.pop(abs_path, []))
+                raise LogFormatError(f"{exc} (reading stopped there; {found} mismatches before it)") from None
             finally:
                 self._w(b"".join(lines))
 
@@ -678,6 +701,9 @@ class LogDumper:
                     elif not opts.verify_index_only:
                         lines.append(b"timestamp: %d offset: %d\n" % (e.timestamp, e.offset))
                     prev_ts = e.timestamp
+            except LogFormatError as exc:
+                found = sum(len(m.pop(abs_path, [])) for m in (d.time_not_found, d.time_mismatches, d.time_out_of_order))
+                raise LogFormatError(f"{exc} (reading stopped there; {found} problems before it)") from None
             finally:
                 self._w(b"".join(lines))
 
@@ -818,10 +844,16 @@ def _typed(fields: tuple[str, ...]) -> list[object]:
     return [int(f) if f.lstrip("-").isdigit() else f for f in fields]
 
 
+class BadFileName(LogFormatError):
+    """A segment/index file whose name does not encode its base offset (an input error)."""
+
+
 def _base_offset(path: Path) -> int:
     stem = path.name.split(".")[0]
     if not stem.isdigit():
-        raise LogFormatError(f"file name does not start with a base offset: {path.name}")
+        raise BadFileName(
+            f"the file name must start with the segment's base offset (e.g. 00000000000000000000{path.suffix})"
+        )
     return int(stem)
 
 
