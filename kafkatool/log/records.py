@@ -326,8 +326,42 @@ def _legacy_message(buf: bytes, pos: int, size: int, ts_type: int, ts_override: 
     return _new(Record, (offset, ts, key, value, (), NO_SEQUENCE, crc, computed == crc))
 
 
-def _slow_varint(d: bytes, pos: int) -> tuple[int, int]:
-    return read_varint(d, pos)
+# zig-zag decoding of every 1- and 2-byte varint payload (7 or 14 bits), by table lookup
+_ZZ = [(raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)]
+
+
+def _read_headers(d: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
+    """Decode a record's headers (count, then key/value pairs) starting at pos."""
+    hcount, pos = read_varint(d, pos)
+    if hcount < 0:
+        raise CorruptRecordError(f"invalid header count {hcount}")
+    hs = []
+    for _h in range(hcount):
+        b = d[pos]
+        if b < 0x80:
+            hklen = _ZZ[b]
+            pos += 1
+        else:
+            hklen, pos = read_varint(d, pos)
+        if hklen < 0:
+            raise CorruptRecordError(f"invalid header key length {hklen}")
+        hkey = java_utf8(d[pos : pos + hklen])
+        pos += hklen
+        b = d[pos]
+        if b < 0x80:
+            hvlen = _ZZ[b]
+            pos += 1
+        else:
+            hvlen, pos = read_varint(d, pos)
+        if hvlen >= 0:
+            hval: bytes | None = d[pos : pos + hvlen]
+            pos += hvlen
+        elif hvlen == -1:
+            hval = None
+        else:
+            raise CorruptRecordError(f"invalid header value length {hvlen}")
+        hs.append((hkey, hval))
+    return tuple(hs), pos
 
 
 def decode_v2_records(
@@ -348,32 +382,49 @@ def decode_v2_records(
         for _ in range(count):
             b = d[pos]
             if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
+                length = _ZZ[b]
                 pos += 1
             else:
-                length, pos = _slow_varint(d, pos)
-            end = pos + length
-            if length < 0 or end > n:
-                raise CorruptRecordError(f"record length {length} runs past the end of the batch")
-            pos += 1  # record attributes, unused
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    length = _ZZ[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    length, pos = read_varint(d, pos)
+            end = pos + length  # checked once the record is read (pos must land exactly there)
+            b = d[pos + 1]  # skips the record attributes byte (unused)
+            if b < 0x80:
+                ts_delta = _ZZ[b]
+                pos += 2
+            else:
+                b2 = d[pos + 2]
+                if b2 < 0x80:
+                    ts_delta = _ZZ[(b & 0x7F) | (b2 << 7)]
+                    pos += 3
+                else:
+                    ts_delta, pos = read_varint(d, pos + 1)
             b = d[pos]
             if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
+                off_delta = _ZZ[b]
                 pos += 1
             else:
-                ts_delta, pos = _slow_varint(d, pos)
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    off_delta = _ZZ[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    off_delta, pos = read_varint(d, pos)
             b = d[pos]
             if b < 0x80:
-                off_delta = (b >> 1) ^ -(b & 1)
+                klen = _ZZ[b]
                 pos += 1
             else:
-                off_delta, pos = _slow_varint(d, pos)
-            b = d[pos]
-            if b < 0x80:
-                klen = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                klen, pos = _slow_varint(d, pos)
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    klen = _ZZ[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    klen, pos = read_varint(d, pos)
             if klen >= 0:
                 key: bytes | None = d[pos : pos + klen]
                 pos += klen
@@ -383,10 +434,15 @@ def decode_v2_records(
                 raise CorruptRecordError(f"invalid key length {klen}")
             b = d[pos]
             if b < 0x80:
-                vlen = (b >> 1) ^ -(b & 1)
+                vlen = _ZZ[b]
                 pos += 1
             else:
-                vlen, pos = _slow_varint(d, pos)
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    vlen = _ZZ[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    vlen, pos = read_varint(d, pos)
             if vlen >= 0:
                 value: bytes | None = d[pos : pos + vlen]
                 pos += vlen
@@ -394,30 +450,14 @@ def decode_v2_records(
                 value = None
             else:
                 raise CorruptRecordError(f"invalid value length {vlen}")
-            b = d[pos]
-            if b == 0:
+            if d[pos] == 0:
                 headers: tuple = ()
                 pos += 1
             else:
-                hcount, pos = read_varint(d, pos)
-                if hcount < 0:
-                    raise CorruptRecordError(f"invalid header count {hcount}")
-                hs = []
-                for _h in range(hcount):
-                    hklen, pos = read_varint(d, pos)
-                    if hklen < 0:
-                        raise CorruptRecordError(f"invalid header key length {hklen}")
-                    hkey = java_utf8(d[pos : pos + hklen])
-                    pos += hklen
-                    hvlen, pos = read_varint(d, pos)
-                    if hvlen >= 0:
-                        hval: bytes | None = d[pos : pos + hvlen]
-                        pos += hvlen
-                    else:
-                        hval = None
-                    hs.append((hkey, hval))
-                headers = tuple(hs)
+                headers, pos = _read_headers(d, pos)
             if pos != end:
+                if length < 0 or end > n:
+                    raise CorruptRecordError(f"record length {length} runs past the end of the batch")
                 raise CorruptRecordError(
                     f"Invalid record size: expected to read {length} bytes in record payload, "
                     f"but instead read {pos - end + length}"

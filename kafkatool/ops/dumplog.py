@@ -300,6 +300,9 @@ class LogDumper:
         self.result = DumpResult()
         self.deferred = _Stderr()
         self.parser = make_parser(opts)
+        self._plain_strings = (
+            opts.payload_decoder is None and opts.key_decoder == "string" and opts.value_decoder == "string"
+        )
         self.json = opts.output in ("json", "ndjson")
         self._json_first = True
 
@@ -466,6 +469,9 @@ class LogDumper:
         printing = opts.print_data_log and not control
         skip_meta = opts.skip_record_metadata
         v2 = batch.magic >= 2
+        if v2 and not control and not skip_meta and (not printing or self._plain_strings):
+            self._v2_record_lines(ts_name, printing, recs, pend)
+            return
         if v2:
             meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
         else:
@@ -515,6 +521,43 @@ class LogDumper:
             elif skip_meta:
                 line = b""
             pend(line + b"\n")
+
+    def _v2_record_lines(
+        self, ts_name: bytes, printing: bool, recs: list[Record], pend: Callable[[bytes], None]
+    ) -> None:
+        """Fast path for v2 data records with string decoders: one %-format per record."""
+        meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
+        f_none = meta + b"\n"
+        f_k = meta + b" key: %b\n"
+        f_v = meta + b" payload: %b\n"
+        f_kv = meta + b" key: %b payload: %b\n"
+        jb = java_utf8_bytes
+        last_h: tuple = ()
+        hk = b""
+        for r in recs:
+            k = r[2]
+            v = r[3]
+            h = r[4]
+            if h != last_h:
+                hk = b",".join([x[0].encode("utf-8") for x in h])
+                last_h = h
+            if k is None:
+                if v is None or not printing:
+                    pend(f_none % (r[0], r[1], -1, -1 if v is None else len(v), r[5], hk))
+                else:
+                    pend(f_v % (r[0], r[1], -1, len(v), r[5], hk, v if v.isascii() else jb(v)))
+            elif v is None:
+                if printing:
+                    pend(f_k % (r[0], r[1], len(k), -1, r[5], hk, k if k.isascii() else jb(k)))
+                else:
+                    pend(f_none % (r[0], r[1], len(k), -1, r[5], hk))
+            elif printing:
+                pend(
+                    f_kv
+                    % (r[0], r[1], len(k), len(v), r[5], hk, k if k.isascii() else jb(k), v if v.isascii() else jb(v))
+                )
+            else:
+                pend(f_none % (r[0], r[1], len(k), len(v), r[5], hk))
 
     def _dump_batches_json(self, scan: BatchScan, shown: str) -> None:
         opts = self.opts
