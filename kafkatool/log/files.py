@@ -134,6 +134,27 @@ class MappedFile:
         else:
             self.buf = b""
         self.size = size
+        self._released = 0
+
+    _RELEASE_EVERY = 32 * 1024 * 1024
+
+    def release(self, upto: int) -> None:
+        """Drop mapped pages before `upto` from this process (they stay in the page cache).
+
+        A sequential scan calls this as it goes so resident memory stays flat whatever the file
+        size; touching a released page again simply maps it back in.
+        """
+        if self._mm is None:
+            return
+        start = self._released
+        end = upto - upto % mmap.PAGESIZE
+        if end - start < self._RELEASE_EVERY:
+            return
+        try:
+            self._mm.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (AttributeError, OSError, ValueError):
+            return
+        self._released = end
 
     def close(self) -> None:
         if self._mm is not None:

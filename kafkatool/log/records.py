@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import crc32c as _crc32c
@@ -600,17 +600,21 @@ class BatchScan:
     `error` the CorruptRecordError that stopped the walk (None for a clean or partial tail).
     """
 
-    def __init__(self, buf: bytes, start: int = 0, end: int | None = None) -> None:
+    def __init__(
+        self, buf: bytes, start: int = 0, end: int | None = None, release: Callable[[int], None] | None = None
+    ) -> None:
         self.buf = buf
         self.start = start
         self.end = len(buf) if end is None else end
         self.valid_bytes = start
         self.error: CorruptRecordError | None = None
+        self.release = release  # e.g. MappedFile.release: keeps resident memory flat on big files
 
     def __iter__(self) -> Iterator[Batch]:
         pos = self.start
         end = self.end
         buf = self.buf
+        release = self.release
         while True:
             try:
                 b = read_batch_header(buf, pos, end)
@@ -619,6 +623,8 @@ class BatchScan:
                 return
             if b is None:
                 return
+            if release is not None:
+                release(pos)
             pos += b.size
             self.valid_bytes = pos
             yield b

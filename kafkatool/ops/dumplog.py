@@ -396,7 +396,7 @@ class LogDumper:
             self._w(header.encode() + b"\n")
         with MappedFile(path) as mf:
             end = min(mf.size, max(opts.max_bytes, 0))
-            scan = BatchScan(mf.buf, 0, end)
+            scan = BatchScan(mf.buf, 0, end, release=mf.release)
             if self.json:
                 self._dump_batches_json(scan, shown)
             else:
