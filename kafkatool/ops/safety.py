@@ -10,6 +10,9 @@ removed — Kafka's own protocol, which the broker's startup already knows how t
 
 Fault injection: set `KAFKATOOL_CRASH_AT=<step>` and the process exits with status 99 right at that
 step (the steps are the `crash_point(...)` names below); tests use it to prove the claim above.
+`<step>@<n>` exits at the n-th time the step is reached (steps inside loops), and
+`KAFKATOOL_CRASH_TRACE=<file>` appends every step reached to that file, one a line, so a test can
+enumerate them (`tests/support/faults.py`).
 """
 
 from __future__ import annotations
@@ -33,13 +36,26 @@ from kafkatool.log.files import (
 )
 
 CRASH_ENV = "KAFKATOOL_CRASH_AT"
+CRASH_TRACE_ENV = "KAFKATOOL_CRASH_TRACE"
 CRASH_EXIT = 99
 SEGMENT_FILE_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+_crash_counts: dict[str, int] = {}
 
 
 def crash_point(step: str) -> None:
-    """Exit abruptly (no cleanup, no flush) when KAFKATOOL_CRASH_AT names this step."""
-    if os.environ.get(CRASH_ENV) == step:
+    """Exit abruptly (no cleanup, no flush) when KAFKATOOL_CRASH_AT names this step (or `step@n`)."""
+    trace = os.environ.get(CRASH_TRACE_ENV)
+    if trace:
+        with open(trace, "a", encoding="utf-8") as f:
+            f.write(step + "\n")
+    want = os.environ.get(CRASH_ENV)
+    if not want:
+        return
+    name, _, nth = want.partition("@")
+    if name != step:
+        return
+    count = _crash_counts[step] = _crash_counts.get(step, 0) + 1
+    if not nth or int(nth) == count:
         os._exit(CRASH_EXIT)
 
 
