@@ -1,0 +1,508 @@
+"""Time `kafkatool dump-log` on the benchmark corpora and compare with Kafka 3.3.1's tool.
+
+Each mode runs the real command as a subprocess with stdout to /dev/null, on a warm page cache:
+
+  shallow  dump-log --files X                      (batch lines only)
+  deep     dump-log --files X --deep-iteration     (every record's metadata)
+  print    dump-log --files X --print-data-log     (metadata, keys and values)
+  crc      library level, in this process: walk `BatchScan` and `batch.is_valid()` on every batch
+
+Reported per run: wall seconds, MB/s (10^6 bytes of log per second), records/s, peak RSS of the child
+(`wait4` rusage; RSS counts the file pages the child's mmap touched, so the anon/file split sampled
+from /proc is shown too), Kafka's seconds scaled to the corpus size, our/Kafka ratio and the target
+(shallow <= 0.5x Kafka, deep and print <= 1.0x, peak RSS < 150 MB, CRC >= 2 GB/s).  A `startup` row
+times dump-log on an empty segment: at small --scale it dominates, so `net` ratios subtract it.
+
+    python benchmarks/bench_dumplog.py --scale 0.05
+    python benchmarks/bench_dumplog.py --corpus A --modes deep,print --repeat 3 --json
+    python benchmarks/bench_dumplog.py --command /opt/kafka/bin/kafka-dump-log.sh --modes shallow
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    from benchmarks import corpus
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    import corpus  # type: ignore[no-redef]
+
+from kafkatool.log.files import MappedFile
+from kafkatool.log.records import BatchScan
+
+MODES = ("shallow", "deep", "print", "crc")
+MODE_FLAGS = {"shallow": [], "deep": ["--deep-iteration"], "print": ["--print-data-log"]}
+TARGET_RATIO = {"shallow": 0.5, "deep": 1.0, "print": 1.0}
+TARGET_RSS_MB = 150.0
+TARGET_CRC_GBPS = 2.0
+KAFKA_RSS_MB = 250.0
+MB = 1e6
+
+
+@dataclass
+class Run:
+    """One measured run (the best of --repeat by wall time)."""
+
+    corpus: str
+    mode: str
+    bytes: int
+    records: int
+    seconds: float
+    mb_per_s: float
+    records_per_s: float
+    peak_rss_mb: float | None = None
+    peak_anon_mb: float | None = None
+    peak_file_mb: float | None = None
+    kafka_seconds: float | None = None  # Kafka's full-size time scaled to this corpus' size
+    ratio: float | None = None  # ours / Kafka's
+    net_ratio: float | None = None  # (ours - our startup) / Kafka's
+    target: str = ""
+    ok: bool | None = None
+    all_seconds: list[float] = field(default_factory=list)
+    exit_code: int | None = None
+    stderr: str = ""
+
+
+# ---------------------------------------------------------------------------------------------
+# running a child and measuring it
+# ---------------------------------------------------------------------------------------------
+
+
+class _RssSampler(threading.Thread):
+    """Polls /proc/<pid>/status for the peak RssAnon and RssFile (a diagnostic split of VmHWM)."""
+
+    def __init__(self, pid: int, interval: float = 0.005) -> None:
+        super().__init__(daemon=True)
+        self.path = f"/proc/{pid}/status"
+        self.interval = interval
+        self.anon_kb = 0
+        self.file_kb = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with open(self.path) as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            self.anon_kb = max(self.anon_kb, int(line.split()[1]))
+                        elif line.startswith("RssFile:"):
+                            self.file_kb = max(self.file_kb, int(line.split()[1]))
+            except (OSError, ValueError):
+                return
+            self.stop.wait(self.interval)
+
+
+@dataclass
+class ChildResult:
+    seconds: float
+    exit_code: int
+    max_rss_kb: int
+    anon_kb: int
+    file_kb: int
+    stderr: str
+
+
+# Linux starts a child's peak RSS at its parent's peak (fork copies the mm's high-water mark and exec
+# keeps the larger), so wait4/RUSAGE_CHILDREN of a child of this (large) process over-reports.  A
+# small launcher process spawns the command instead and reports its pid, rusage and wall time on fd 3.
+_LAUNCHER = """
+import os, sys, time
+out = 3
+t0 = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
+os.write(out, b"%d\\n" % pid)
+_, status, usage = os.wait4(pid, 0)
+t1 = time.perf_counter()
+os.write(out, b"%d %r %d\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitcode(status)))
+"""
+
+
+def run_child(argv: list[str], timeout: float) -> ChildResult:
+    """Run argv with stdout to /dev/null; its wall time, own peak RSS and sampled anon/file RSS."""
+    rfd, wfd = os.pipe()
+    os.set_inheritable(wfd, True)
+    try:
+        with open(os.devnull, "wb") as devnull, open(os.devnull, "rb") as devin:
+            launcher = subprocess.Popen(
+                [sys.executable, "-S", "-c", _LAUNCHER.replace("out = 3", f"out = {wfd}"), *argv],
+                stdin=devin,
+                stdout=devnull,
+                stderr=subprocess.PIPE,
+                pass_fds=(wfd,),
+            )
+            os.close(wfd)
+            wfd = -1
+            err_chunks: list[bytes] = []
+            reader = threading.Thread(target=lambda: err_chunks.append(launcher.stderr.read()), daemon=True)  # type: ignore[union-attr]
+            reader.start()
+            with os.fdopen(rfd, "rb") as report:
+                rfd = -1
+                first = report.readline()
+                sampler = _RssSampler(int(first)) if first.strip().isdigit() else None
+                if sampler is not None:
+                    sampler.start()
+                timed_out = threading.Event()
+                killer = threading.Timer(
+                    timeout, _kill, (launcher, int(first) if sampler else None, timed_out)
+                )
+                killer.start()
+                last = report.readline().split()
+                killer.cancel()
+            launcher.wait()
+            if sampler is not None:
+                sampler.stop.set()
+                sampler.join()
+            reader.join(5)
+    finally:
+        for fd in (rfd, wfd):
+            if fd >= 0:
+                os.close(fd)
+    stderr = b"".join(err_chunks).decode("utf-8", "replace")[-2000:]
+    if len(last) != 3:
+        if timed_out.is_set():
+            stderr = f"timed out after {timeout:g} s"
+        return ChildResult(0.0, launcher.returncode or 3, 0, 0, 0, stderr or "launcher failed")
+    return ChildResult(
+        seconds=float(last[1]),
+        exit_code=int(last[2]),
+        max_rss_kb=int(last[0]),
+        anon_kb=sampler.anon_kb if sampler else 0,
+        file_kb=sampler.file_kb if sampler else 0,
+        stderr=stderr,
+    )
+
+
+def _kill(launcher: subprocess.Popen, pid: int | None, timed_out: threading.Event) -> None:
+    """Timeout: end the measured command (by its pid) and the launcher waiting for it."""
+    timed_out.set()
+    if pid is not None:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    launcher.kill()
+
+
+def warm(path: Path) -> None:
+    """Read the file once so every mode runs on a warm page cache, as Kafka's numbers did."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(8 * 1024 * 1024):
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# modes
+# ---------------------------------------------------------------------------------------------
+
+
+def bench_cli(command: list[str], info: corpus.CorpusInfo, mode: str, repeat: int, timeout: float) -> Run:
+    argv = [*command, "--files", str(info.log), *MODE_FLAGS[mode]]
+    results = [run_child(argv, timeout) for _ in range(repeat)]
+    best = min(results, key=lambda r: r.seconds)
+    failed = next((r for r in results if r.exit_code != 0), None)
+    return Run(
+        corpus=info.name,
+        mode=mode,
+        bytes=info.bytes,
+        records=info.records,
+        seconds=round(best.seconds, 3),
+        mb_per_s=round(info.bytes / MB / best.seconds, 1),
+        records_per_s=round(info.records / best.seconds),
+        peak_rss_mb=round(max(r.max_rss_kb for r in results) * 1024 / MB, 1),
+        peak_anon_mb=round(max(r.anon_kb for r in results) * 1024 / MB, 1),
+        peak_file_mb=round(max(r.file_kb for r in results) * 1024 / MB, 1),
+        all_seconds=[round(r.seconds, 3) for r in results],
+        exit_code=failed.exit_code if failed else 0,
+        stderr=failed.stderr if failed else "",
+    )
+
+
+def crc_walk(path: Path) -> tuple[float, float, int, bool]:
+    """(seconds to walk the frames, seconds to walk and CRC every batch, batches, all valid)."""
+    with MappedFile(path) as mf:
+        buf = mf.buf
+        t0 = time.perf_counter()
+        n = 0
+        for _b in BatchScan(buf):
+            n += 1
+        t1 = time.perf_counter()
+        valid = True
+        for b in BatchScan(buf):
+            if not b.is_valid():
+                valid = False
+        t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, n, valid
+
+
+def bench_crc(info: corpus.CorpusInfo, repeat: int) -> tuple[Run, dict]:
+    walks = [crc_walk(info.log) for _ in range(max(3, repeat))]
+    walk_s = min(w[0] for w in walks)
+    crc_s = min(w[1] for w in walks)
+    gbps = info.bytes / 1e9 / crc_s
+    run = Run(
+        corpus=info.name,
+        mode="crc",
+        bytes=info.bytes,
+        records=info.records,
+        seconds=round(crc_s, 4),
+        mb_per_s=round(info.bytes / MB / crc_s, 1),
+        records_per_s=round(info.records / crc_s),
+        target=f">= {TARGET_CRC_GBPS:g} GB/s",
+        ok=gbps >= TARGET_CRC_GBPS and all(w[3] for w in walks),
+        all_seconds=[round(w[1], 4) for w in walks],
+        exit_code=0 if all(w[3] for w in walks) else 1,
+        stderr="" if all(w[3] for w in walks) else "invalid CRC found",
+    )
+    extra = {
+        "corpus": info.name,
+        "frame_walk_gb_per_s": round(info.bytes / 1e9 / walk_s, 2),
+        "batches": walks[0][2],
+    }
+    return run, extra
+
+
+def compare(run: Run, spec: corpus.CorpusSpec, info: corpus.CorpusInfo, startup: float | None) -> None:
+    """Fill Kafka's time at this size (its full-size time times our scale) and the verdicts."""
+    if run.mode not in TARGET_RATIO:
+        return
+    kafka = spec.kafka_seconds[run.mode] * info.records / spec.records
+    run.kafka_seconds = round(kafka, 3)
+    run.ratio = round(run.seconds / kafka, 2)
+    if startup is not None:
+        run.net_ratio = round(max(run.seconds - startup, 0.0) / kafka, 2)
+    limit = TARGET_RATIO[run.mode]
+    run.target = f"<= {limit:g}x, < {TARGET_RSS_MB:g} MB"
+    rss_ok = run.peak_rss_mb is not None and run.peak_rss_mb < TARGET_RSS_MB
+    run.ok = run.exit_code == 0 and run.ratio <= limit and rss_ok
+
+
+def bench_startup(command: list[str], data_dir: Path, repeat: int, timeout: float) -> Run:
+    empty = data_dir / "empty" / "00000000000000000000.log"
+    empty.parent.mkdir(parents=True, exist_ok=True)
+    empty.touch()
+    results = [run_child([*command, "--files", str(empty)], timeout) for _ in range(max(3, repeat))]
+    best = min(results, key=lambda r: r.seconds)
+    return Run(
+        corpus="-",
+        mode="startup",
+        bytes=0,
+        records=0,
+        seconds=round(best.seconds, 3),
+        mb_per_s=0.0,
+        records_per_s=0,
+        peak_rss_mb=round(best.max_rss_kb * 1024 / MB, 1),
+        peak_anon_mb=round(best.anon_kb * 1024 / MB, 1),
+        peak_file_mb=round(best.file_kb * 1024 / MB, 1),
+        all_seconds=[round(r.seconds, 3) for r in results],
+        exit_code=best.exit_code,
+        stderr=best.stderr,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt(v: object, spec: str = "") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "ok" if v else "MISS"
+    return format(v, spec)
+
+
+def table(runs: list[Run]) -> str:
+    head = (
+        "corpus",
+        "mode",
+        "MB",
+        "records",
+        "wall s",
+        "MB/s",
+        "rec/s",
+        "RSS MB",
+        "anon",
+        "file",
+        "Kafka s",
+        "ratio",
+        "net",
+        "target",
+        "",
+    )
+    rows = []
+    for r in runs:
+        rows.append(
+            (
+                r.corpus,
+                r.mode,
+                _fmt(r.bytes / MB, ".1f"),
+                _fmt(r.records, ","),
+                _fmt(r.seconds, ".3f"),
+                _fmt(r.mb_per_s, ",.0f"),
+                _fmt(r.records_per_s, ",.0f"),
+                _fmt(r.peak_rss_mb, ".0f"),
+                _fmt(r.peak_anon_mb, ".0f"),
+                _fmt(r.peak_file_mb, ".0f"),
+                _fmt(r.kafka_seconds, ".3f"),
+                _fmt(r.ratio, ".2f"),
+                _fmt(r.net_ratio, ".2f"),
+                r.target,
+                (_fmt(r.ok) if r.ok is not None else "")
+                + ("" if not r.exit_code else f" exit {r.exit_code}"),
+            )
+        )
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    lines = [
+        "  ".join(
+            str(x).rjust(w) if i > 1 else str(x).ljust(w)
+            for i, (x, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in [head, *rows]
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def kafka_reference() -> str:
+    lines = ["Kafka 3.3.1 kafka-dump-log.sh, full size, warm cache, one run (peak RSS ~250 MB):"]
+    for spec in corpus.CORPORA.values():
+        ks = spec.kafka_seconds
+        mib = spec.nominal_bytes / MB
+        lines.append(
+            f"  {spec.name}: shallow {ks['shallow']:.2f} s ({mib / ks['shallow']:.0f} MB/s)  "
+            f"deep {ks['deep']:.2f} s ({spec.records / ks['deep'] / 1e6:.2f} M rec/s)  "
+            f"print {ks['print']:.2f} s ({spec.records / ks['print'] / 1e6:.2f} M rec/s)"
+        )
+    lines.append("  floor here: cat of A 0.08 s; Python frame walk 13 GB/s; CRC-32C of every batch 5.5 GB/s")
+    return "\n".join(lines)
+
+
+def git_state() -> str:
+    """The commit measured, and whether the working tree had local changes (others edit it live)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "kafkatool"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "git unknown"
+    return f"git {head or 'unknown'}{' +local changes in kafkatool/' if dirty else ''}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", default="A,B,C", help="comma-separated corpora: A,B,C (default all)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of full size (default 1.0; 0.05-0.1 to try)"
+    )
+    ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of {','.join(MODES)}")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per mode; the fastest is reported")
+    ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    ap.add_argument("--data-dir", type=Path, default=corpus.DATA_DIR, help="corpus cache (benchmarks/data)")
+    ap.add_argument(
+        "--command",
+        default=f"{shlex.quote(sys.executable)} -m kafkatool dump-log",
+        help="dump-log command to time (e.g. Kafka's kafka-dump-log.sh to measure it with the same harness)",
+    )
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    ap.add_argument("--no-startup", action="store_true", help="skip the empty-segment startup run")
+    args = ap.parse_args(argv)
+    specs = corpus.parse_corpora(args.corpus)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise SystemExit(f"modes: {','.join(bad) or args.modes!r}: choose from {','.join(MODES)}")
+    if not 0 < args.scale <= 4 or args.repeat < 1:
+        raise SystemExit("scale must be in (0, 4] and repeat >= 1")
+    command = shlex.split(args.command)
+
+    load_before = os.getloadavg()[0]
+    corpora = []
+    for spec in specs:
+        info = corpus.generate(spec, args.scale, args.data_dir)
+        corpora.append(info)
+        if not args.json:
+            print(
+                f"corpus {info.name}: {info.bytes / MB:.1f} MB, {info.records:,} records, {info.batches:,} batches, "
+                f"lz4 ratio {info.compression_ratio}x, scale {info.scale:g} ({info.log})",
+                file=sys.stderr,
+            )
+    runs: list[Run] = []
+    startup = None
+    if not args.no_startup and any(m in MODE_FLAGS for m in modes):
+        srun = bench_startup(command, args.data_dir, args.repeat, args.timeout)
+        startup = srun.seconds
+        runs.append(srun)
+    extras = []
+    for spec, info in zip(specs, corpora, strict=True):
+        warm(info.log)
+        for mode in modes:
+            if mode == "crc":
+                run, extra = bench_crc(info, args.repeat)
+                extras.append(extra)
+            else:
+                run = bench_cli(command, info, mode, args.repeat, args.timeout)
+                compare(run, spec, info, startup)
+            runs.append(run)
+            if not args.json:
+                print(f"  {info.name} {mode}: {run.seconds:.3f} s", file=sys.stderr)
+    conditions: dict[str, Any] = {
+        "git": git_state(),
+        "loadavg_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
+    if args.json:
+        doc = {
+            "scale": args.scale,
+            "conditions": conditions,
+            "command": command,
+            "corpora": [asdict(c) for c in corpora],
+            "runs": [asdict(r) for r in runs],
+            "frame_walk": extras,
+            "kafka": {s.name: s.kafka_seconds for s in corpus.CORPORA.values()},
+            "targets": {"ratio": TARGET_RATIO, "rss_mb": TARGET_RSS_MB, "crc_gb_per_s": TARGET_CRC_GBPS},
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(
+            f"scale {args.scale:g}; repeat {args.repeat} (fastest shown); {conditions['git']}; load "
+            f"{conditions['loadavg_1min']['before']}->{conditions['loadavg_1min']['after']} on {conditions['cpus']} cpus"
+        )
+        print(
+            "MB = 10^6 bytes; Kafka s = Kafka's full-size time x this corpus' fraction; net = ratio less our startup"
+        )
+        print(table(runs))
+        for e in extras:
+            print(
+                f"frame walk only ({e['corpus']}, {e['batches']:,} batches): {e['frame_walk_gb_per_s']} GB/s"
+            )
+        print(kafka_reference())
+        for r in runs:
+            if r.exit_code:
+                print(f"{r.corpus} {r.mode}: exit {r.exit_code}: {r.stderr.strip()}", file=sys.stderr)
+    return 1 if any(r.exit_code for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
