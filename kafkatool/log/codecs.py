@@ -13,9 +13,8 @@ import struct
 import zlib
 from enum import IntEnum
 
-import cramjam
-import lz4.frame
-import zstandard
+from functools import cache
+from typing import Any
 
 from kafkatool.log.errors import CorruptRecordError
 
@@ -41,7 +40,33 @@ _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024  # Kafka's SnappyOutputStream block size
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
-_ZSTD_DCTX = zstandard.ZstdDecompressor()
+
+
+@cache
+def _cramjam() -> Any:
+    import cramjam
+
+    return cramjam
+
+
+@cache
+def _lz4f() -> Any:
+    import lz4.frame
+
+    return lz4.frame
+
+
+@cache
+def _zstd() -> Any:
+    import zstandard
+
+    return zstandard
+
+
+@cache
+def _zstd_dctx() -> Any:
+    """Codec libraries load on first use: a shallow dump of an uncompressed log never needs them."""
+    return _zstd().ZstdDecompressor()
 
 
 def _xxh32(data: bytes, seed: int = 0) -> int:
@@ -127,16 +152,16 @@ def _snappy_decompress(data: bytes) -> bytes:
             pos += 4
             if blen < 0 or pos + blen > n:
                 raise CorruptRecordError("snappy: xerial block length out of range")
-            out.append(bytes(cramjam.snappy.decompress_raw(data[pos : pos + blen])))
+            out.append(bytes(_cramjam().snappy.decompress_raw(data[pos : pos + blen])))
             pos += blen
         return b"".join(out)
-    return bytes(cramjam.snappy.decompress_raw(data))
+    return bytes(_cramjam().snappy.decompress_raw(data))
 
 
 def _snappy_compress(data: bytes) -> bytes:
     parts = [_XERIAL_HEADER]
     for i in range(0, len(data), _XERIAL_BLOCK) or [0]:
-        block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
+        block = bytes(_cramjam().snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
         parts.append(struct.pack(">i", len(block)))
         parts.append(block)
     return b"".join(parts)
@@ -160,7 +185,7 @@ def _zstd_decompress(data: bytes) -> bytes:
     out = []
     rest = data
     while True:
-        d = _ZSTD_DCTX.decompressobj()
+        d = _zstd_dctx().decompressobj()
         out.append(d.decompress(rest))
         if not d.eof:
             raise CorruptRecordError("zstd: truncated frame")
@@ -179,7 +204,7 @@ def decompress(codec: int, data: bytes, magic: int = 2) -> bytes:
         if codec == Codec.LZ4:
             if magic == 0:
                 data = _lz4_fix_header_checksum(data)
-            return lz4.frame.decompress(data)
+            return _lz4f().decompress(data)
         if codec == Codec.ZSTD:
             return _zstd_decompress(data)
         if codec == Codec.NONE:
@@ -200,9 +225,9 @@ def compress(codec: int, data: bytes, magic: int = 2, level: int | None = None) 
     if codec == Codec.SNAPPY:
         return _snappy_compress(data)
     if codec == Codec.LZ4:
-        frame = lz4.frame.compress(
+        frame = _lz4f().compress(
             data,
-            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+            block_size=_lz4f().BLOCKSIZE_MAX64KB,
             block_linked=False,
             content_checksum=False,
             store_size=False,
@@ -212,5 +237,5 @@ def compress(codec: int, data: bytes, magic: int = 2, level: int | None = None) 
     if codec == Codec.ZSTD:
         if magic < 2:
             raise ValueError("zstd needs message format v2")
-        return zstandard.ZstdCompressor(level=level or 3).compress(data)
+        return _zstd().ZstdCompressor(level=level or 3).compress(data)
     raise ValueError(f"unknown compression codec id {codec}")

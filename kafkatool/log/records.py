@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-import crc32c as _crc32c
+from kafkatool.log import crc as _crc32c
 
 from kafkatool.log.codecs import Codec, decompress
 from kafkatool.log.errors import CorruptRecordError

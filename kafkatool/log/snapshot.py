@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import crc32c as _crc32c
+from kafkatool.log import crc as _crc32c
 
 from kafkatool.log.errors import CorruptSnapshotError
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import crc32c as _crc32c
+from kafkatool.log import crc as _crc32c
 
 from kafkatool.log.codecs import Codec, compress
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_name
