@@ -12,7 +12,6 @@ import gzip
 import struct
 import zlib
 from enum import IntEnum
-
 from functools import cache
 from typing import Any
 
