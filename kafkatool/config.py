@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 ENV_CLUSTER = "KAFKATOOL_CLUSTER"
 ENV_CONFIG = "KAFKATOOL_CONFIG"

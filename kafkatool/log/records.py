@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from kafkatool.log import crc as _crc32c
-
 from kafkatool.log.codecs import Codec, decompress
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.javatext import java_utf8

@@ -6,7 +6,6 @@ import struct
 from dataclasses import dataclass
 
 from kafkatool.log import crc as _crc32c
-
 from kafkatool.log.errors import CorruptSnapshotError
 
 SNAPSHOT_VERSION = 1

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkatool.log import crc as _crc32c
-
 from kafkatool.log.codecs import Codec, compress
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_name
 from kafkatool.log.indexer import IndexBuilder

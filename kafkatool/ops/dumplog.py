@@ -27,8 +27,8 @@ from kafkatool.log.checkpoint import (
 from kafkatool.log.codecs import Codec
 from kafkatool.log.errors import CorruptIndexError, CorruptRecordError, CorruptSnapshotError, LogFormatError
 from kafkatool.log.files import LEADER_EPOCH_CHECKPOINT, TOPIC_CHECKPOINTS, MappedFile
-from kafkatool.log.javatext import java_utf8_bytes
 from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
+from kafkatool.log.javatext import java_utf8_bytes
 from kafkatool.log.records import (
     TIMESTAMP_TYPE_NAMES,
     Batch,
