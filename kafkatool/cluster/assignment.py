@@ -1,0 +1,186 @@
+"""Kafka's replica assignment (`AdminUtils.assignReplicasToBrokers`) and `--generate`'s use of it.
+
+Rack-unaware: the first replica of partition p goes to broker `(p + startIndex) % n`, the others
+follow at an increasing shift.  Rack-aware: the same walk over a rack-alternated broker list,
+skipping brokers whose rack (or who themselves) already hold a replica while others do not.
+`startIndex` and the shift come from one `java.util.Random` unless fixed; `generate_kafka`
+reproduces the order in which Kafka's tool draws them (its topic `HashMap` order), so a seed gives
+Kafka's output exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafkatool.cluster import javaorder
+from kafkatool.cluster.javarandom import JavaRandom
+from kafkatool.cluster.model import Assignment, TopicPartition
+
+
+class AssignmentError(ValueError):
+    """Kafka refuses the assignment (its message, e.g. replication factor above broker count)."""
+
+
+@dataclass(frozen=True)
+class BrokerMetadata:
+    id: int
+    rack: str | None = None
+
+
+NOT_ALL_RACKS = (
+    "Not all brokers have rack information. Add --disable-rack-aware in command line to make replica "
+    "assignment without rack information."
+)
+
+
+def replica_index(first_replica_index: int, second_replica_shift: int, replica: int, n_brokers: int) -> int:
+    shift = 1 + (second_replica_shift + replica) % (n_brokers - 1)
+    return (first_replica_index + shift) % n_brokers
+
+
+def rack_alternated_brokers(rack_of: dict[int, str]) -> list[int]:
+    """Brokers taken round-robin from racks in sorted order, each rack's brokers ascending."""
+    by_rack: dict[str, list[int]] = {}
+    for b, rack in rack_of.items():
+        by_rack.setdefault(rack, []).append(b)
+    iters = {rack: iter(sorted(ids)) for rack, ids in by_rack.items()}
+    racks = sorted(iters)
+    out: list[int] = []
+    i = 0
+    while len(out) < len(rack_of):
+        nxt = next(iters[racks[i]], None)
+        if nxt is not None:
+            out.append(nxt)
+        i = (i + 1) % len(racks)
+    return out
+
+
+def assign_replicas_to_brokers(
+    brokers: Sequence[BrokerMetadata],
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng: JavaRandom | None = None,
+    replica_shift: int | None = None,
+) -> dict[int, list[int]]:
+    """`AdminUtils.assignReplicasToBrokers`; `replica_shift` (ours) fixes the shift separately."""
+    if n_partitions <= 0:
+        raise AssignmentError("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise AssignmentError("Replication factor must be larger than 0.")
+    if replication_factor > len(brokers):
+        raise AssignmentError(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
+        )
+    if all(b.rack is None for b in brokers):
+        broker_list = [b.id for b in brokers]
+        rack_of: dict[int, str] | None = None
+    else:
+        if any(b.rack is None for b in brokers):
+            raise AssignmentError("Not all brokers have rack information for replica rack aware assignment.")
+        rack_of = {b.id: b.rack for b in brokers if b.rack is not None}
+        broker_list = rack_alternated_brokers(rack_of)
+    n = len(broker_list)
+    rng = rng if rng is not None else JavaRandom()
+    start_index = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
+    if replica_shift is not None:
+        shift = replica_shift
+    else:
+        shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
+    pid = max(0, start_partition_id)
+    out: dict[int, list[int]] = {}
+    if rack_of is None:
+        for _ in range(n_partitions):
+            if pid > 0 and pid % n == 0:
+                shift += 1
+            first = (pid + start_index) % n
+            replicas = [broker_list[first]]
+            for j in range(replication_factor - 1):
+                replicas.append(broker_list[replica_index(first, shift, j, n)])
+            out[pid] = replicas
+            pid += 1
+        return out
+    num_racks = len(set(rack_of.values()))
+    for _ in range(n_partitions):
+        if pid > 0 and pid % n == 0:
+            shift += 1
+        first = (pid + start_index) % n
+        leader = broker_list[first]
+        replicas = [leader]
+        racks_used = {rack_of[leader]}
+        brokers_used = {leader}
+        k = 0
+        for _ in range(replication_factor - 1):
+            while True:
+                broker = broker_list[replica_index(first, shift * num_racks, k, n)]
+                rack = rack_of[broker]
+                k += 1
+                if (rack not in racks_used or len(racks_used) == num_racks) and (
+                    broker not in brokers_used or len(brokers_used) == n
+                ):
+                    replicas.append(broker)
+                    racks_used.add(rack)
+                    brokers_used.add(broker)
+                    break
+        out[pid] = replicas
+        pid += 1
+    return out
+
+
+def broker_metadata(
+    brokers: Sequence[tuple[int, str | None]], broker_list: Sequence[int], rack_aware: bool
+) -> list[BrokerMetadata]:
+    """The brokers of `--broker-list` that exist, by id, with racks unless rack awareness is off."""
+    wanted = set(broker_list)
+    found = sorted((bid, rack) for bid, rack in brokers if bid in wanted)
+    metas = [BrokerMetadata(bid, rack if rack_aware else None) for bid, rack in found]
+    rackless = sum(1 for m in metas if m.rack is None)
+    if rack_aware and rackless not in (0, len(metas)):
+        raise AssignmentError(NOT_ALL_RACKS)
+    return metas
+
+
+def kafka_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
+    """Topics (with their partitions) in the order Kafka 3.x's `--generate` assigns them.
+
+    The tool reads topics into a `HashSet`, describes them into nested `HashMap`s, collects partitions
+    into a `HashMap<TopicPartition, …>` and groups that by topic into another `HashMap`; each step is
+    a stable reorder by hash bucket.  The random draws follow the final order.
+    """
+    n = len(topics)
+    order = javaorder.string_set_order(list(topics), javaorder.capacity_for_copy(n))  # new HashSet<>(list)
+    order = javaorder.string_set_order(order, javaorder.grown_capacity(n, javaorder.table_size_for(n)))
+    order = javaorder.string_set_order(order, javaorder.capacity_for_copy(n))  # new HashMap<>(futures)
+    order = javaorder.string_set_order(order)  # describeTopics' result map
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in current:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    inserted = [tp for t in order for tp in sorted(by_topic.get(t, []))]
+    tp_order = javaorder.hash_order(inserted, lambda tp: javaorder.topic_partition_hash(tp.topic, tp.partition))
+    grouped: dict[str, list[TopicPartition]] = {}
+    for tp in tp_order:
+        grouped.setdefault(tp.topic, []).append(tp)
+    return [(t, grouped[t]) for t in javaorder.string_set_order(list(grouped))]
+
+
+def generate_kafka(
+    topics: Sequence[str],
+    current: Assignment,
+    brokers: Sequence[BrokerMetadata],
+    rng: JavaRandom | None = None,
+    start_index: int = -1,
+    replica_shift: int | None = None,
+) -> Assignment:
+    """Kafka's `--generate` proposal: every topic reassigned from scratch over `brokers`."""
+    rng = rng if rng is not None else JavaRandom()
+    proposed: Assignment = {}
+    for topic, parts in kafka_topic_order(topics, current):
+        rf = len(current[parts[0]])
+        assigned = assign_replicas_to_brokers(
+            brokers, len(parts), rf, fixed_start_index=start_index, rng=rng, replica_shift=replica_shift
+        )
+        for p, replicas in assigned.items():
+            proposed[TopicPartition(topic, p)] = replicas
+    return dict(sorted(proposed.items()))

@@ -1,0 +1,99 @@
+"""The iteration order of Java's `HashMap`/`HashSet`, where Kafka's tools print or consume it.
+
+Kafka's reassignment and election tools walk `HashMap`s and `HashSet`s: the order in which
+`--generate` draws random numbers per topic, and the order of brokers, topics and partitions in
+some printed lines, is the table's bucket order.  A `HashMap` iterates bucket by bucket
+(`index = (h ^ h >>> 16) & (capacity - 1)`), and within a bucket in insertion order (resizing splits
+buckets but keeps relative order), so the order is a stable sort by bucket index.  Bins that turn
+into trees (8+ colliding keys in one bucket) are not modelled; names that collide that badly do not
+occur in practice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+K = TypeVar("K")
+
+DEFAULT_CAPACITY = 16
+LOAD_FACTOR = 0.75
+
+
+def to_int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def string_hash(s: str) -> int:
+    """`String.hashCode()`: s[0]*31^(n-1) + … over UTF-16 code units, as a Java int."""
+    h = 0
+    for unit in _utf16_units(s):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return to_int32(h)
+
+
+def _utf16_units(s: str) -> Iterable[int]:
+    for ch in s:
+        c = ord(ch)
+        if c < 0x10000:
+            yield c
+        else:
+            c -= 0x10000
+            yield 0xD800 + (c >> 10)
+            yield 0xDC00 + (c & 0x3FF)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """`org.apache.kafka.common.TopicPartition.hashCode()`."""
+    return to_int32(31 * (31 + partition) + string_hash(topic))
+
+
+def int_hash(v: int) -> int:
+    """`Integer.hashCode()`."""
+    return to_int32(v)
+
+
+def table_size_for(cap: int) -> int:
+    """`HashMap.tableSizeFor`: the next power of two ≥ cap (at least 1)."""
+    n = 1
+    while n < cap:
+        n <<= 1
+    return n
+
+
+def grown_capacity(size: int, initial: int = DEFAULT_CAPACITY) -> int:
+    """Table capacity after `size` puts into a map created with table capacity `initial`."""
+    cap = initial
+    while size > int(cap * LOAD_FACTOR):
+        cap <<= 1
+    return cap
+
+
+def capacity_for_copy(size: int) -> int:
+    """Capacity of `new HashSet<>(collection)` / `new HashMap<>(map)` holding `size` entries."""
+    return grown_capacity(size, table_size_for(max(int(size / LOAD_FACTOR) + 1, DEFAULT_CAPACITY)))
+
+
+def bucket(h: int, capacity: int) -> int:
+    h &= 0xFFFFFFFF
+    return (h ^ (h >> 16)) & (capacity - 1)
+
+
+def hash_order(keys: Sequence[K], hash_fn: Callable[[K], int], capacity: int | None = None) -> list[K]:
+    """Iteration order of a `HashMap`/`HashSet` into which `keys` were inserted in this order.
+
+    Duplicates keep their first position (a later put of an existing key does not move it).
+    """
+    seen: dict[K, None] = dict.fromkeys(keys)
+    unique = list(seen)
+    cap = capacity if capacity is not None else grown_capacity(len(unique))
+    return [k for _, _, k in sorted((bucket(hash_fn(k), cap), i, k) for i, k in enumerate(unique))]
+
+
+def string_set_order(keys: Sequence[str], capacity: int | None = None) -> list[str]:
+    return hash_order(keys, string_hash, capacity)
+
+
+def int_set_order(keys: Sequence[int], capacity: int | None = None) -> list[int]:
+    return hash_order(keys, int_hash, capacity)
