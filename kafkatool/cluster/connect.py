@@ -111,11 +111,15 @@ def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = 
 def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """A KafkaAdminClient, or ClusterError when no broker answers in time."""
     from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaConfigurationError, KafkaError
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
+    if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
+        cfg.setdefault("bootstrap_timeout_ms", int(timeout * 1000))
     try:
         return KafkaAdminClient(**cfg)
+    except KafkaConfigurationError as exc:
+        raise ClusterInputError(f"--command-config: {exc}") from None
     except KafkaError as exc:
         raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
     except OSError as exc:

@@ -1,0 +1,338 @@
+"""The ZooKeeper backend: Kafka 0.8–2.x metadata read and written as znodes (REFERENCE §7).
+
+Brokers register `/brokers/ids/<id>`, topics live in `/brokers/topics/<t>` (replica lists, plus
+`adding_replicas`/`removing_replicas` since 2.4), the controller writes
+`/brokers/topics/<t>/partitions/<p>/state`, and tools ask the controller for work by creating
+`/admin/reassign_partitions` or `/admin/preferred_replica_election`, which it deletes when done.
+Dynamic configs are `/config/<topics|brokers>/<name>` plus a sequential `/config/changes` notification.
+
+Reads are issued asynchronously and collected with a deadline (thousands of partition states in
+one round trip's time); writes that belong together go in one ZooKeeper transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kafkatool.cluster.backend import (
+    Cluster,
+    ClusterUnsupported,
+    ElectionInProgressError,
+    ReassignmentInProgressError,
+    UnknownTopicsError,
+)
+from kafkatool.cluster.connect import ClusterError, parse_zk_connect, zk_client
+from kafkatool.cluster.model import (
+    Broker,
+    ConfigChange,
+    ElectionResult,
+    OngoingReassignment,
+    PartitionState,
+    TopicPartition,
+)
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+REASSIGN = "/admin/reassign_partitions"
+PREFERRED_ELECTION = "/admin/preferred_replica_election"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = CONFIG_CHANGES + "/config_change_"
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON as Kafka's Jackson writes znodes."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def state_path(tp: TopicPartition) -> str:
+    return f"{TOPICS}/{tp.topic}/partitions/{tp.partition}/state"
+
+
+def config_path(entity: str, name: str) -> str:
+    return f"/config/{entity}/{name}"
+
+
+def parse_broker(broker_id: int, data: bytes) -> Broker:
+    """`/brokers/ids/<id>`: host/port (v1), or the first endpoint (v2+, host may be null), rack (v3+)."""
+    info = json.loads(data.decode("utf-8"))
+    host, port = info.get("host"), info.get("port", -1)
+    if not host:
+        for ep in info.get("endpoints") or []:
+            _, _, hp = str(ep).partition("://")
+            h, _, p = hp.rpartition(":")
+            if h:
+                host, port = h.strip("[]"), int(p)
+                break
+    return Broker(broker_id, host or "", int(port if port is not None else -1), info.get("rack"))
+
+
+def parse_topic(topic: str, data: bytes) -> dict[str, dict[int, list[int]]]:
+    """Topic znode → {"partitions": …, "adding": …, "removing": …} keyed by partition number."""
+    info = json.loads(data.decode("utf-8")) if data else {}
+    out: dict[str, dict[int, list[int]]] = {}
+    for key, name in (("partitions", "partitions"), ("adding_replicas", "adding"), ("removing_replicas", "removing")):
+        out[name] = {int(p): [int(b) for b in reps] for p, reps in (info.get(key) or {}).items()}
+    return out
+
+
+def parse_state(data: bytes) -> tuple[int, list[int], int]:
+    info = json.loads(data.decode("utf-8"))
+    return int(info.get("leader", -1)), [int(b) for b in info.get("isr", [])], int(info.get("leader_epoch", -1))
+
+
+def reassignment_json(targets: dict[TopicPartition, list[int]]) -> bytes:
+    return dumps({
+        "version": 1,
+        "partitions": [{"topic": tp.topic, "partition": tp.partition, "replicas": list(r)} for tp, r in targets.items()],
+    })
+
+
+def election_json(parts: list[TopicPartition]) -> bytes:
+    return dumps({"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in parts]})
+
+
+def parse_partition_list(data: bytes) -> list[tuple[TopicPartition, list[int] | None]]:
+    info = json.loads(data.decode("utf-8")) if data else {}
+    out = []
+    for p in info.get("partitions") or []:
+        reps = p.get("replicas")
+        out.append((TopicPartition(p["topic"], int(p["partition"])), [int(b) for b in reps] if reps is not None else None))
+    return out
+
+
+class ZkCluster(Cluster):
+    kind = "zookeeper"
+
+    def __init__(self, client: Any, connect: str, timeout: float) -> None:
+        self.client = client
+        self.source = f"zookeeper:{connect}"
+        self.connect_string = connect
+        self.timeout = timeout
+
+    @classmethod
+    def connect(cls, connect: str, timeout: float) -> ZkCluster:
+        parse_zk_connect(connect)
+        return cls(zk_client(connect, timeout), connect, timeout)
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _wait(self, async_result: Any, what: str) -> Any:
+        from kazoo.exceptions import ConnectionLoss, NoAuthError, SessionExpiredError
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        try:
+            return async_result.get(timeout=self.timeout)
+        except KazooTimeoutError:
+            raise ClusterError(f"ZooKeeper at {self.connect_string} did not answer within {self.timeout:g}s ({what})") from None
+        except (ConnectionLoss, SessionExpiredError):
+            raise ClusterError(f"lost the connection to ZooKeeper at {self.connect_string} ({what})") from None
+        except NoAuthError:
+            raise ClusterError(f"ZooKeeper refused access to {what}: not authorized") from None
+
+    def _get(self, path: str) -> tuple[bytes, Any] | None:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            return self._wait(self.client.get_async(path), path)  # type: ignore[no-any-return]
+        except NoNodeError:
+            return None
+
+    def _children(self, path: str) -> list[str]:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            return list(self._wait(self.client.get_children_async(path), path))
+        except NoNodeError:
+            return []
+
+    def _get_many(self, paths: list[str]) -> list[bytes | None]:
+        """Issue every read at once, then collect: one round trip for thousands of znodes."""
+        from kazoo.exceptions import NoNodeError
+
+        pending = [(p, self.client.get_async(p)) for p in paths]
+        out: list[bytes | None] = []
+        for path, res in pending:
+            try:
+                out.append(self._wait(res, path)[0])
+            except NoNodeError:
+                out.append(None)
+        return out
+
+    def _commit(self, build: Callable[[Any], None], what: str) -> list[Any]:
+        tx = self.client.transaction()
+        build(tx)
+        return list(self._wait(tx.commit_async(), what))
+
+    def close(self) -> None:
+        try:
+            self.client.stop()
+            self.client.close()
+        except Exception:  # closing a dead session must not mask the real error
+            pass
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def brokers(self) -> list[Broker]:
+        ids = sorted(int(i) for i in self._children(BROKER_IDS) if i.lstrip("-").isdigit())
+        datas = self._get_many([f"{BROKER_IDS}/{i}" for i in ids])
+        return [parse_broker(i, d) for i, d in zip(ids, datas, strict=True) if d is not None]
+
+    def controller(self) -> int | None:
+        got = self._get(CONTROLLER)
+        if not got or not got[0]:
+            return None
+        return int(json.loads(got[0].decode("utf-8")).get("brokerid", -1))
+
+    def topics(self) -> list[str]:
+        return sorted(self._children(TOPICS))
+
+    def _topic_znodes(self, topics: list[str]) -> dict[str, dict[str, dict[int, list[int]]]]:
+        datas = self._get_many([topic_path(t) for t in topics])
+        out = {}
+        for t, d in zip(topics, datas, strict=True):
+            if d is None:
+                raise UnknownTopicsError(f"Topic {t} not found.")
+            out[t] = parse_topic(t, d)
+        return out
+
+    def partition_states(self, topics: Iterable[str] | None = None) -> dict[TopicPartition, PartitionState]:
+        names = list(dict.fromkeys(topics)) if topics is not None else self.topics()
+        znodes = self._topic_znodes(names)
+        tps = [TopicPartition(t, p) for t in names for p in sorted(znodes[t]["partitions"])]
+        states = self._get_many([state_path(tp) for tp in tps])
+        out: dict[TopicPartition, PartitionState] = {}
+        for tp, data in zip(tps, states, strict=True):
+            z = znodes[tp.topic]
+            leader, isr, epoch = parse_state(data) if data else (-1, [], -1)
+            out[tp] = PartitionState(
+                replicas=z["partitions"][tp.partition],
+                leader=leader,
+                isr=isr,
+                leader_epoch=epoch,
+                adding=z["adding"].get(tp.partition, []),
+                removing=z["removing"].get(tp.partition, []),
+            )
+        return out
+
+    def legacy_reassignment(self) -> dict[TopicPartition, list[int]]:
+        """The targets in `/admin/reassign_partitions` (empty when no reassignment is running)."""
+        got = self._get(REASSIGN)
+        if not got:
+            return {}
+        return {tp: reps or [] for tp, reps in parse_partition_list(got[0])}
+
+    def ongoing_reassignments(self) -> dict[TopicPartition, OngoingReassignment]:
+        legacy = self.legacy_reassignment()
+        states = self.partition_states()
+        out: dict[TopicPartition, OngoingReassignment] = {}
+        for tp, st in states.items():
+            target = legacy.get(tp)
+            if st.adding or st.removing:
+                out[tp] = OngoingReassignment(list(st.replicas), list(st.adding), list(st.removing), target)
+            elif target is not None:
+                out[tp] = OngoingReassignment(
+                    list(st.replicas),
+                    [b for b in target if b not in st.replicas],
+                    [b for b in st.replicas if b not in target],
+                    target,
+                )
+        for tp, target in legacy.items():  # targets for partitions that no longer exist
+            out.setdefault(tp, OngoingReassignment([], [], [], target))
+        return out
+
+    def describe_configs(self, entity: str, names: Iterable[str]) -> dict[str, dict[str, str]]:
+        names = list(names)
+        datas = self._get_many([config_path(entity, n) for n in names])
+        out = {}
+        for n, d in zip(names, datas, strict=True):
+            info = json.loads(d.decode("utf-8")) if d else {}
+            out[n] = {k: str(v) for k, v in (info.get("config") or {}).items()}
+        return out
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def _ensure_parents(self, entities: Iterable[str]) -> None:
+        for path in {CONFIG_CHANGES, "/admin", *(f"/config/{e}" for e in entities)}:
+            self._wait(self.client.ensure_path_async(path), path)
+
+    def _add_config_ops(self, tx: Any, changes: list[ConfigChange]) -> None:
+        """Config znode writes (version-checked) and their change notifications, into `tx`."""
+        current = {}
+        for ch in changes:
+            got = self._get(config_path(ch.entity, ch.name))
+            current[(ch.entity, ch.name)] = got
+        for ch in changes:
+            got = current[(ch.entity, ch.name)]
+            old = {} if not got else {k: str(v) for k, v in (json.loads(got[0].decode("utf-8") or "{}").get("config") or {}).items()}
+            data = dumps({"version": 1, "config": ch.apply(old)})
+            path = config_path(ch.entity, ch.name)
+            if got is None:
+                tx.create(path, data)
+            else:
+                tx.set_data(path, data, version=got[1].version)
+            tx.create(CONFIG_CHANGE_PREFIX, dumps({"version": 2, "entity_path": f"{ch.entity}/{ch.name}"}), sequence=True)
+
+    @staticmethod
+    def _raise_tx_errors(results: list[Any], what: str) -> None:
+        from kazoo.exceptions import BadVersionError, NodeExistsError, RolledBackError
+
+        errors = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if not errors:
+            return
+        err = errors[0]
+        if isinstance(err, BadVersionError):
+            raise ClusterError(f"{what}: a config znode changed while writing; nothing was changed, try again")
+        if isinstance(err, NodeExistsError):
+            raise ClusterError(f"{what}: a znode appeared while writing; nothing was changed, try again")
+        raise ClusterError(f"{what}: ZooKeeper refused the transaction ({type(err).__name__}); nothing was changed")
+
+    def alter_configs(self, changes: list[ConfigChange]) -> None:
+        if not changes:
+            return
+        self._ensure_parents({c.entity for c in changes})
+        results = self._commit(lambda tx: self._add_config_ops(tx, changes), "config update")
+        self._raise_tx_errors(results, "config update")
+
+    def start_reassignment(
+        self, targets: dict[TopicPartition, list[int]], throttles: list[ConfigChange]
+    ) -> dict[TopicPartition, str | None]:
+        from kazoo.exceptions import NodeExistsError
+
+        self._ensure_parents({c.entity for c in throttles})
+
+        def build(tx: Any) -> None:
+            self._add_config_ops(tx, throttles)
+            tx.create(REASSIGN, reassignment_json(targets))
+
+        results = self._commit(build, "start reassignment")
+        if results and isinstance(results[-1], NodeExistsError):
+            raise ReassignmentInProgressError("a partition reassignment is in progress (/admin/reassign_partitions exists)")
+        self._raise_tx_errors(results, "start reassignment")
+        return dict.fromkeys(targets)
+
+    def elect_leaders(self, election_type: str, parts: list[TopicPartition] | None) -> ElectionResult:
+        from kazoo.exceptions import NodeExistsError
+
+        if election_type != "preferred":
+            raise ClusterUnsupported("unclean leader election needs --bootstrap-server (Kafka 2.4+ brokers)")
+        if parts is None:
+            parts = sorted(self.partition_states())
+        data = election_json(parts)
+        self._wait(self.client.ensure_path_async("/admin"), "/admin")
+        try:
+            self._wait(self.client.create_async(PREFERRED_ELECTION, data), PREFERRED_ELECTION)
+        except NodeExistsError:
+            got = self._get(PREFERRED_ELECTION)
+            running = [str(tp) for tp, _ in parse_partition_list(got[0])] if got else []
+            raise ElectionInProgressError(
+                "Preferred replica leader election currently in progress for "
+                f"Set({', '.join(running)}). Aborting operation"
+            ) from None
+        return ElectionResult(znode_json=data.decode("utf-8"))
