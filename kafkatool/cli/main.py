@@ -11,33 +11,51 @@ import typer
 from kafkatool.cli.app import app
 from kafkatool.cli.errors import EXIT_USAGE
 
-# Command modules in the order `kafkatool --help` lists them.  Each registers its commands on `app`
-# when imported and must keep heavy imports (kafka-python, kazoo, pyspark) inside the commands.
-COMMAND_MODULES = [
-    "dumplog",
-    "index",
-    "recover",
-    "compact",
-    "reassign",
-    "elect",
-    "offsets",
-    "sparkscan",
-    "generate",
-]
+# Command name → module, in the order `kafkatool --help` lists them.  Each module registers its
+# commands on `app` when imported and keeps heavy imports (kafka-python, kazoo, pyspark) inside the
+# commands.
+COMMANDS = {
+    "dump-log": "dumplog",
+    "index": "index",
+    "recover": "recover",
+    "compact": "compact",
+    "reassign": "reassign",
+    "elect": "elect",
+    "offsets": "offsets",
+    "spark-scan": "sparkscan",
+    "generate": "generate",
+}
+COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 
-def load_commands() -> None:
+def _import(name: str) -> None:
+    mod = f"kafkatool.cli.{name}"
+    if importlib.util.find_spec(mod) is not None:
+        importlib.import_module(mod)
+
+
+def load_commands(argv: list[str] | None = None) -> None:
+    """Import the command modules: only the one being run when argv names it (fast start-up),
+    all of them for --help, completion and anything else."""
+    if argv is not None:
+        words = [a for a in argv if not a.startswith("-")]
+        wanted = COMMANDS.get(words[0]) if words else None
+        if wanted and not any(a in ("--help", "-h") for a in argv[:1]):
+            _import(wanted)
+            return
     for name in COMMAND_MODULES:
-        mod = f"kafkatool.cli.{name}"
-        if importlib.util.find_spec(mod) is not None:
-            importlib.import_module(mod)
+        _import(name)
 
 
-load_commands()
+def full_app():  # type: ignore[no-untyped-def]
+    """The app with every command registered (for docs generation and in-process tests)."""
+    load_commands()
+    return app
 
 
 def run() -> None:
     """Console-script entry: usage errors exit 2 with one line, like every other input error."""
+    load_commands(sys.argv[1:])
     try:
         result = app(standalone_mode=False)
     except typer.Abort:

@@ -915,63 +915,60 @@ def _put_bytes(obj: dict, name: str, b: bytes | None) -> None:
 
 
 _V2_LINE = (
-    "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "
-    "producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s isControl: %s deleteHorizonMs: %s "
-    "position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %s\n"
+    b"baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "
+    b"producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %b isControl: %b deleteHorizonMs: %b "
+    b"position: %d %b: %d size: %d magic: %d compresscodec: %b crc: %d isvalid: %b\n"
 )
-_LEGACY_LINE = "offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %s\n"
-_BOOL = {True: "true", False: "false"}
+_LEGACY_LINE = b"offset: %d position: %d %b: %d size: %d magic: %d compresscodec: %b crc: %d isvalid: %b\n"
+_TS_NAMES = {k: v.encode() for k, v in TIMESTAMP_TYPE_NAMES.items()}
+_BOOL = {True: b"true", False: b"false"}
+
+
+_CODEC_LABELS = tuple(c.label for c in sorted(Codec))
 
 
 def codec_name(codec: int) -> str:
-    try:
-        return Codec(codec).label
-    except ValueError:
-        raise CorruptRecordError(f"Unknown compression type id: {codec}") from None
+    if 0 <= codec < len(_CODEC_LABELS):
+        return _CODEC_LABELS[codec]
+    raise CorruptRecordError(f"Unknown compression type id: {codec}")
 
 
 def batch_line(b: Batch) -> bytes:
     """Kafka's batch-level line (printBatchLevel)."""
     if b.magic >= 2:
         dh = b.delete_horizon_ms
-        return (
-            _V2_LINE
-            % (
-                b.base_offset,
-                b.last_offset,
-                b.count,
-                b.base_sequence,
-                b.last_sequence,
-                b.producer_id,
-                b.producer_epoch,
-                b.partition_leader_epoch,
-                _BOOL[b.is_transactional],
-                _BOOL[b.is_control],
-                "OptionalLong.empty" if dh is None else f"OptionalLong[{dh}]",
-                b.position,
-                TIMESTAMP_TYPE_NAMES[b.timestamp_type],
-                b.max_timestamp,
-                b.size,
-                b.magic,
-                codec_name(b.codec),
-                b.crc,
-                _BOOL[b.is_valid()],
-            )
-        ).encode()
-    return (
-        _LEGACY_LINE
-        % (
+        return _V2_LINE % (
+            b.base_offset,
             b.last_offset,
+            b.count,
+            b.base_sequence,
+            b.last_sequence,
+            b.producer_id,
+            b.producer_epoch,
+            b.partition_leader_epoch,
+            _BOOL[b.is_transactional],
+            _BOOL[b.is_control],
+            b"OptionalLong.empty" if dh is None else b"OptionalLong[%d]" % dh,
             b.position,
-            TIMESTAMP_TYPE_NAMES[b.timestamp_type],
+            _TS_NAMES[b.timestamp_type],
             b.max_timestamp,
             b.size,
             b.magic,
-            codec_name(b.codec),
+            codec_name(b.codec).encode(),
             b.crc,
             _BOOL[b.is_valid()],
         )
-    ).encode()
+    return _LEGACY_LINE % (
+        b.last_offset,
+        b.position,
+        _TS_NAMES[b.timestamp_type],
+        b.max_timestamp,
+        b.size,
+        b.magic,
+        codec_name(b.codec).encode(),
+        b.crc,
+        _BOOL[b.is_valid()],
+    )
 
 
 def batch_json(b: Batch) -> dict:
