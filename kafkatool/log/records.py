@@ -380,6 +380,8 @@ def decode_v2_records(
     pos = 0
     n = len(d)
     seq_ok = base_sequence != NO_SEQUENCE
+    last_hraw = None
+    last_headers: tuple = ()
     try:
         for _ in range(count):
             b = d[pos]
@@ -455,8 +457,13 @@ def decode_v2_records(
             if d[pos] == 0:
                 headers: tuple = ()
                 pos += 1
+            elif d[pos:end] == last_hraw:  # headers are the record's tail; producers repeat them
+                headers = last_headers
+                pos = end
             else:
+                last_hraw = d[pos:end]
                 headers, pos = _read_headers(d, pos)
+                last_headers = headers
             if pos != end:
                 if length < 0 or end > n:
                     raise CorruptRecordError(f"record length {length} runs past the end of the batch")

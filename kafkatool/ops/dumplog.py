@@ -444,11 +444,16 @@ class LogDumper:
                             batch.position,
                         ) from None
                     nrecords += len(recs)
-                    for r in recs:
-                        o = r[0]
-                        if last_offset != -1 and o != last_offset + 1:
-                            non_consecutive.append((last_offset, o))
-                        last_offset = o
+                    if recs:
+                        first = recs[0][0]
+                        if (last_offset == -1 or first == last_offset + 1) and recs[-1][0] - first == len(recs) - 1:
+                            last_offset = recs[-1][0]  # the usual case: one check per batch
+                        else:
+                            for r in recs:
+                                o = r[0]
+                                if last_offset != -1 and o != last_offset + 1:
+                                    non_consecutive.append((last_offset, o))
+                                last_offset = o
                     self._record_lines(batch, recs, pend)
                 if len(pending) >= 256:
                     w(b"".join(pending))
