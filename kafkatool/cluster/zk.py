@@ -193,11 +193,13 @@ class ZkCluster(Cluster):
     def topics(self) -> list[str]:
         return sorted(self._children(TOPICS))
 
-    def _topic_znodes(self, topics: list[str]) -> dict[str, dict[str, dict[int, list[int]]]]:
+    def _topic_znodes(self, topics: list[str], missing_ok: bool = False) -> dict[str, dict[str, dict[int, list[int]]]]:
         datas = self._get_many([topic_path(t) for t in topics])
         out = {}
         for t, d in zip(topics, datas, strict=True):
             if d is None:
+                if missing_ok:  # deleted between listing and reading
+                    continue
                 raise UnknownTopicsError(f"Topic {t} not found.")
             out[t] = parse_topic(t, d)
         return out
@@ -230,19 +232,21 @@ class ZkCluster(Cluster):
 
     def ongoing_reassignments(self) -> dict[TopicPartition, OngoingReassignment]:
         legacy = self.legacy_reassignment()
-        states = self.partition_states()
         out: dict[TopicPartition, OngoingReassignment] = {}
-        for tp, st in states.items():
-            target = legacy.get(tp)
-            if st.adding or st.removing:
-                out[tp] = OngoingReassignment(list(st.replicas), list(st.adding), list(st.removing), target)
-            elif target is not None:
-                out[tp] = OngoingReassignment(
-                    list(st.replicas),
-                    [b for b in target if b not in st.replicas],
-                    [b for b in st.replicas if b not in target],
-                    target,
-                )
+        for topic, z in self._topic_znodes(self.topics(), missing_ok=True).items():  # no state znodes needed
+            for p, replicas in z["partitions"].items():
+                tp = TopicPartition(topic, p)
+                target = legacy.get(tp)
+                adding, removing = z["adding"].get(p, []), z["removing"].get(p, [])
+                if adding or removing:
+                    out[tp] = OngoingReassignment(list(replicas), list(adding), list(removing), target)
+                elif target is not None:
+                    out[tp] = OngoingReassignment(
+                        list(replicas),
+                        [b for b in target if b not in replicas],
+                        [b for b in replicas if b not in target],
+                        target,
+                    )
         for tp, target in legacy.items():  # targets for partitions that no longer exist
             out.setdefault(tp, OngoingReassignment([], [], [], target))
         return out

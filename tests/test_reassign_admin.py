@@ -1,0 +1,205 @@
+"""`reassign` over the Admin API: kafka-python's real client against fake brokers speaking the wire protocol."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from kafka.protocol.admin import AlterPartitionReassignmentsRequest, IncrementalAlterConfigsRequest
+
+from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
+from kafkatool.cluster.backend import open_cluster
+from kafkatool.cluster.javarandom import JavaRandom
+from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
+from tests.support.cli import run_kafkatool
+from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
+
+
+@pytest.fixture
+def kafka():  # type: ignore[no-untyped-def]
+    with FakeKafka({1: "r1", 2: "r2", 3: "r1", 4: "r2"}, controller=2) as k:
+        k.add_topic("orders", {0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [4, 1]}, size=1000)
+        k.add_topic("audit", {0: [1, 2], 1: [2, 1]}, size=10)
+        yield k
+
+
+def reassign(k: FakeKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
+    return run_kafkatool("reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5", *args, cwd=tmp_path)
+
+
+def write(tmp_path: Path, name: str, parts: list[tuple[str, int, list[int]]]) -> str:
+    (tmp_path / name).write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": p, "replicas": r} for t, p, r in parts]}))
+    return name
+
+
+def test_backend_reads_cluster_over_the_wire(kafka: FakeKafka) -> None:
+    kafka.partition("orders", 1).leader = 3
+    with open_cluster(bootstrap_server=kafka.bootstrap, timeout=5) as c:
+        assert [(b.id, b.rack) for b in c.brokers()] == [(1, "r1"), (2, "r2"), (3, "r1"), (4, "r2")]
+        assert all(isinstance(b, Broker) and b.port == kafka.port[b.id] for b in c.brokers())
+        assert c.controller() == 2
+        assert c.topics() == ["audit", "orders"]
+        st = c.partition_states(["orders"])[TopicPartition("orders", 1)]
+        assert (st.replicas, st.leader, st.isr) == ([2, 3], 3, [2, 3])
+        assert c.partition_sizes(["orders"]) == {TopicPartition("orders", p): 1000 for p in range(4)}
+        kafka.set_config("topics", "orders", {"retention.ms": "5"})
+        assert c.describe_configs("topics", ["orders"]) == {"orders": {"retention.ms": "5"}}
+        assert c.describe_configs("brokers", ["1"]) == {"1": {}}  # static broker configs are not overrides
+        c.alter_configs([ConfigChange("brokers", "3", set={"leader.replication.throttled.rate": "7"}),
+                         ConfigChange("topics", "orders", delete=["retention.ms"])])
+        assert kafka.config("brokers", "3") == {"leader.replication.throttled.rate": "7"}
+        assert kafka.config("topics", "orders") == {}
+        with pytest.raises(Exception, match="^Topic nope not found.$"):
+            c.partition_states(["nope"])
+
+
+def test_generate_with_seed_is_kafkas_random_assignment(kafka: FakeKafka, tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"audit"}],"version":1}')
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
+                 "--disable-rack-aware", "--seed", "42", "--format", "json", "--no-plan-file")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    current = {TopicPartition("orders", p): [1, 2] for p in range(4)} | {TopicPartition("audit", p): [1, 2] for p in range(2)}
+    expected = generate_kafka(["orders", "audit"], current, [BrokerMetadata(b) for b in (1, 2, 3, 4)], JavaRandom(42))
+    assert {(p["topic"], p["partition"]): p["replicas"] for p in doc["proposed"]["partitions"]} == {
+        (tp.topic, tp.partition): r for tp, r in expected.items()}
+    assert doc["seed"] == 42 and doc["summary"]["bytes_to_move"] is not None
+    again = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
+                     "--disable-rack-aware", "--seed", "42", "--no-plan-file")
+    assert json.loads(again.out.split("\n")[4]) == doc["proposed"]
+
+
+def test_minimal_generate_uses_log_dir_sizes(kafka: FakeKafka, tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"audit"}],"version":1}')
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
+                 "--strategy", "minimal", "--compare", "--format", "json", "--plan-file", "p.json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["summary"]["replica_moves"] == doc["summary"]["lower_bound_moves"] == 2
+    assert doc["summary"]["bytes_to_move"] == 20  # the two audit replicas, not 1000-byte orders ones
+    assert [s["strategy"] for s in doc["comparison"]] == ["minimal", "kafka"]
+    assert doc["comparison"][1]["replica_moves"] > 2
+    assert json.loads((tmp_path / "p.json").read_text())["kafkatool"]["strategy"] == "minimal"
+
+
+def test_execute_sets_kafkas_throttles_and_starts(kafka: FakeKafka, tmp_path: Path) -> None:
+    kafka.set_config("brokers", "4", {"log.cleaner.threads": "2"})
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1]), ("orders", 1, [2, 3])])
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "7000",
+                 "--rollback-file", "rb.json")
+    assert r.code == 0, r.err
+    assert r.out.endswith(
+        "Save this to use as the --reassignment-json-file option during rollback\n"
+        "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.\n"
+        "The inter-broker throttle limit was set to 7000 B/s\n"
+        "Successfully started partition reassignments for orders-0,orders-1\n")
+    assert kafka.config("topics", "orders") == {"leader.replication.throttled.replicas": "0:1,0:2,1:2,1:3",
+                                                "follower.replication.throttled.replicas": "0:3"}
+    for b in (1, 2, 3):
+        assert kafka.config("brokers", str(b)) == {"leader.replication.throttled.rate": "7000",
+                                                   "follower.replication.throttled.rate": "7000"}
+    assert kafka.config("brokers", "4") == {"log.cleaner.threads": "2"}
+    ongoing = kafka.ongoing()
+    assert list(ongoing) == [("orders", 0)] and ongoing[("orders", 0)].adding == [3]
+    assert all(k.header.client_id == "kafkatool" for k in kafka.sent(AlterPartitionReassignmentsRequest))
+    r = reassign(kafka, tmp_path, "--list")
+    assert r.out == "Current partition reassignments:\norders-0: replicas: 3,1,2. adding: 3. removing: 2.\n"
+    # --additional resubmits while one is running; without it Kafka's refusal
+    g = write(tmp_path, "g.json", [("orders", 2, [4, 1])])
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", g, "--no-plan-file")
+    assert r.code == 1 and "Cannot execute because there is an existing partition assignment" in r.err
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", g, "--additional", "--throttle", "9",
+                 "--no-plan-file")
+    assert r.code == 0, r.err
+    assert kafka.config("topics", "orders")["leader.replication.throttled.replicas"] == "0:1,0:2,2:3,2:4"
+    assert kafka.config("topics", "orders")["follower.replication.throttled.replicas"] == "0:3,2:1"
+
+
+def test_execute_rolls_back_throttles_when_nothing_was_accepted(kafka: FakeKafka, tmp_path: Path) -> None:
+    kafka.set_config("brokers", "1", {"leader.replication.throttled.rate": "111"})
+    kafka.fail_alter[("orders", 0)] = (INVALID_REPLICA_ASSIGNMENT, "nope")
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3
+    assert r.out.endswith("Error reassigning partition(s):\norders-0: Replication assignment is invalid.\n")
+    assert r.err.endswith("\nkafkatool: reassign: 1 partition(s) could not be reassigned\n")
+    assert kafka.config("brokers", "1") == {"leader.replication.throttled.rate": "111"}
+    assert kafka.config("brokers", "3") == {} and kafka.config("topics", "orders") == {}
+    assert len(kafka.sent(IncrementalAlterConfigsRequest)) >= 2
+
+
+def test_verify_cancel_and_log_dir_moves(kafka: FakeKafka, tmp_path: Path) -> None:
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1]), ("audit", 1, [1, 2])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert (r.code, r.out) == (1, "Status of partition reassignment:\n"
+                                  "Reassignment of partition audit-1 is completed.\n"
+                                  "Reassignment of partition orders-0 is still in progress.\n\n")
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f, "--preserve-throttles")
+    assert r.code == 0
+    assert r.out == ("Successfully cancelled partition reassignment for: orders-0\n"
+                     "None of the specified partition moves are active.")
+    assert kafka.ongoing() == {} and kafka.config("brokers", "3")
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 3
+    assert r.out == ("Status of partition reassignment:\n"
+                     "Reassignment of partition audit-1 is completed.\n"
+                     "There is no active reassignment of partition orders-0, but replica set is 1,2 rather than 3,1.\n\n"
+                     "Clearing broker-level throttles on brokers 1,2,3,4\n"
+                     "Clearing topic-level throttles on topics audit,orders\n")
+    assert all(kafka.config("brokers", str(b)) == {} for b in (1, 2, 3, 4))
+
+    # A replica moving between log dirs of its broker (Kafka's log_dirs field).
+    kafka.log_dirs = ("/data/a", "/data/b")
+    kafka.partition("orders", 2).log_dir = {3: "/data/a", 4: "/data/a"}
+    (tmp_path / "d.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 2, "replicas": [3, 4], "log_dirs": ["/data/b", "any"]}]}))
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file")
+    assert r.code == 0, r.err
+    assert r.out.endswith("Successfully started partition reassignment for orders-2\n"
+                          "Successfully started moving log directory to /data/b for replica orders-2 with broker 3 \n")
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "d.json")
+    assert r.code == 1 and "Reassignment of replica orders-2-3 is still in progress.\n" in r.out
+    kafka.complete_log_dir_moves()
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "d.json", "--preserve-throttles")
+    assert r.code == 0 and "Reassignment of replica orders-2-3 completed successfully.\n" in r.out
+    with open_cluster(bootstrap_server=kafka.bootstrap, timeout=5) as c:
+        assert c.replica_log_dirs([TopicPartitionReplica("orders", 2, 3)]) == {
+            TopicPartitionReplica("orders", 2, 3): ("/data/b", None)}
+
+
+def test_verify_completed_clears_throttles_with_exit_0(kafka: FakeKafka, tmp_path: Path) -> None:
+    f = write(tmp_path, "r.json", [("orders", 3, [4, 2])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.complete_reassignment()
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 0
+    assert r.out == ("Status of partition reassignment:\nReassignment of partition orders-3 is completed.\n\n"
+                     "Clearing broker-level throttles on brokers 1,2,3,4\n"
+                     "Clearing topic-level throttles on topic orders\n")
+    assert kafka.configs == {}
+
+
+def test_unreachable_bootstrap_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    r = run_kafkatool("reassign", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "1", "--list", cwd=tmp_path)
+    assert r.code == 3 and r.out == "" and r.err.count("\n") == 1
+    assert r.err.startswith(f"kafkatool: reassign: cannot reach any broker at 127.0.0.1:{port} within 1s")
+    assert time.monotonic() - start < 30
+
+
+def test_a_broker_that_never_answers_times_out(kafka: FakeKafka, tmp_path: Path) -> None:
+    kafka.silent = True  # answers ApiVersions only
+    start = time.monotonic()
+    r = run_kafkatool("reassign", "--bootstrap-server", kafka.bootstrap, "--timeout", "1", "--list", cwd=tmp_path)
+    assert r.code == 3 and r.err.startswith("kafkatool: reassign:") and r.err.count("\n") == 1
+    assert time.monotonic() - start < 30

@@ -1,0 +1,257 @@
+"""`reassign` over ZooKeeper, against a real ZooKeeper server holding znodes as brokers and a controller write them."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kafkatool.cluster.backend import ReassignmentInProgressError, UnknownTopicsError, open_cluster
+from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition
+from tests.support.cli import run_kafkatool
+from tests.support.zk_cluster import ZkKafka
+
+pytestmark = pytest.mark.zookeeper
+
+TOPICS_JSON = '{"topics":[{"topic":"orders"}],"version":1}'
+
+
+@pytest.fixture
+def kafka(zk_chroot: str):  # type: ignore[no-untyped-def]
+    k = ZkKafka(zk_chroot)
+    for b in range(5):
+        k.add_broker(b)
+    k.become_controller(0)
+    yield k
+    k.close()
+
+
+def reassign(k: ZkKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
+    return run_kafkatool("reassign", "--zookeeper", k.connect, "--timeout", "10", *args, cwd=tmp_path)
+
+
+def test_backend_reads_brokers_topics_states_and_chroot(zk_chroot: str) -> None:
+    k = ZkKafka(zk_chroot, topic_version=2)
+    try:
+        k.add_broker(1, version=1, host="old-host", port=9092)
+        k.add_broker(2, rack="r2")
+        k.add_broker(3, rack="r3")
+        k.become_controller(2)
+        k.create_topic("t", {0: [1, 2], 1: [2, 3]})
+        k.set_assignment("t", {0: [1, 2, 3], 1: [2, 3]}, adding={0: [3]}, removing={0: [1]})
+        with open_cluster(zookeeper=zk_chroot, timeout=10) as c:
+            assert c.brokers() == [Broker(1, "old-host", 9092, None), Broker(2, "localhost", 9094, "r2"),
+                                   Broker(3, "localhost", 9095, "r3")]
+            assert c.controller() == 2
+            assert c.topics() == ["t"]
+            st = c.partition_states(["t"])
+            assert st[TopicPartition("t", 0)].replicas == [1, 2, 3]
+            assert (st[TopicPartition("t", 1)].leader, st[TopicPartition("t", 1)].isr) == (2, [2, 3])
+            ongoing = c.ongoing_reassignments()
+            assert list(ongoing) == [TopicPartition("t", 0)]
+            assert (ongoing[TopicPartition("t", 0)].adding, ongoing[TopicPartition("t", 0)].removing) == ([3], [1])
+            with pytest.raises(UnknownTopicsError, match="^Topic nope not found.$"):
+                c.partition_states(["nope"])
+        with open_cluster(zookeeper=zk_chroot.rsplit("/", 1)[0], timeout=10) as root:
+            assert "t" not in root.topics()  # the chroot is part of the connect string
+    finally:
+        k.close()
+
+
+def test_generate_prints_kafkas_text_and_saves_a_plan(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {p: [p % 3, (p + 1) % 3, (p + 2) % 3] for p in range(10)})
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2,3,4",
+                 "--start-index", "0", "--plan-file", "plan.json")
+    assert r.code == 0, r.err
+    proposed = {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1], 5: [0, 2, 3], 6: [1, 3, 4],
+                7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+
+    def js(a: dict[int, list[int]]) -> str:
+        return json.dumps({"version": 1, "partitions": [
+            {"topic": "orders", "partition": p, "replicas": r, "log_dirs": ["any"] * len(r)} for p, r in sorted(a.items())]},
+            separators=(",", ":"))
+
+    current = {p: [p % 3, (p + 1) % 3, (p + 2) % 3] for p in range(10)}
+    assert r.out == (f"Current partition replica assignment\n{js(current)}\n\n"
+                     f"Proposed partition reassignment configuration\n{js(proposed)}\n")
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["version"] == 1 and plan["partitions"] == json.loads(js(proposed))["partitions"]
+    meta = plan["kafkatool"]
+    assert meta["kind"] == "plan" and meta["strategy"] == "kafka" and meta["start_index"] == 0
+    assert {(c["partition"], tuple(c["replicas"])) for c in meta["current"]} == {(p, tuple(r)) for p, r in current.items()}
+    assert "Saved the plan to plan.json" in r.err
+
+
+def test_generate_refuses_replication_factor_above_brokers(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {0: [0, 1, 2]})
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "3,4",
+                 "--no-plan-file")
+    assert (r.code, r.out) == (2, "")
+    assert r.err == "kafkatool: reassign: Replication factor: 3 larger than available brokers: 2.\n"
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,1",
+                 "--no-plan-file")
+    assert (r.code, r.err) == (2, "kafkatool: reassign: Broker list contains duplicate entries: [1]\n")
+    (tmp_path / "u.json").write_text('{"topics":[{"topic":"missing"}],"version":1}')
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "u.json", "--broker-list", "1,2",
+                 "--no-plan-file")
+    assert (r.code, r.err) == (2, "kafkatool: reassign: Topic missing not found.\n")
+
+
+def test_minimal_strategy_with_sizes_file(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {p: [p % 4, (p + 1) % 4] for p in range(8)})
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    log_dirs = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{"logDir": "/d", "error": None, "partitions": [
+        {"partition": f"orders-{p}", "size": 100 * (p + 1), "offsetLag": 0, "isFuture": False} for p in range(8)]}]}]}
+    (tmp_path / "sizes.json").write_text(json.dumps(log_dirs))
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2,3,4",
+                 "--strategy", "minimal", "--sizes", "sizes.json", "--compare", "--plan-file", "p.json")
+    assert r.code == 0, r.err
+    assert "Reassignment summary (strategy minimal):" in r.out and "Strategy comparison:" in r.out
+    assert "replicas moved: 3 (lower bound 3)" in r.out
+    moved = json.loads((tmp_path / "p.json").read_text())["partitions"]
+    # the three moves take the smallest partitions: orders-0..2 (100, 200, 300 bytes)
+    assert "bytes to move: 600 B" in r.out
+    assert all(p["partition"] < 4 for p in moved)
+
+
+def test_execute_writes_reassignment_and_throttles_atomically(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {0: [0, 1], 1: [1, 2]})
+    kafka.set_config("brokers", "3", {"log.cleaner.threads": "2"})
+    plan = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 1]},
+                                         {"topic": "orders", "partition": 1, "replicas": [1, 2]}]}
+    (tmp_path / "r.json").write_text(json.dumps(plan))
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json", "--throttle", "5000",
+                 "--rollback-file", "rb.json")
+    assert r.code == 0, r.err
+    assert r.out == (
+        "Current partition replica assignment\n\n"
+        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[0,1],"log_dirs":["any","any"]},'
+        '{"topic":"orders","partition":1,"replicas":[1,2],"log_dirs":["any","any"]}]}\n\n'
+        "Save this to use as the --reassignment-json-file option during rollback\n"
+        "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.\n"
+        "The inter-broker throttle limit was set to 5000 B/s\n"
+        "Successfully started partition reassignments for orders-0,orders-1\n"
+    )
+    assert "drift check skipped" in r.err
+    assert kafka.reassignment_request() == {("orders", 0): [3, 1], ("orders", 1): [1, 2]}
+    assert kafka.config("topics", "orders") == {"leader.replication.throttled.replicas": "0:0,0:1,1:1,1:2",
+                                                "follower.replication.throttled.replicas": "0:3"}
+    assert kafka.config("brokers", "3") == {"log.cleaner.threads": "2", "leader.replication.throttled.rate": "5000",
+                                            "follower.replication.throttled.rate": "5000"}
+    assert set(kafka.config("brokers", "0")) == {"leader.replication.throttled.rate", "follower.replication.throttled.rate"}
+    assert [n["entity_path"] for n in kafka.notifications()] == ["topics/orders", "brokers/0", "brokers/1", "brokers/2",
+                                                                  "brokers/3"]
+    rollback = json.loads((tmp_path / "rb.json").read_text())
+    assert rollback["partitions"][0]["replicas"] == [0, 1] and rollback["kafkatool"]["kind"] == "rollback"
+    assert rollback["kafkatool"]["current"][0]["replicas"] == [3, 1]
+
+    # A second execute is refused and changes nothing (the transaction fails as a whole).
+    notes = len(kafka.notifications())
+    (tmp_path / "r2.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 1, "replicas": [2, 4]}]}))
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r2.json", "--throttle", "1")
+    assert r.code == 1 and r.out == ""
+    assert r.err.startswith("kafkatool: reassign: Cannot execute because there is an existing partition assignment.")
+    assert len(kafka.notifications()) == notes and kafka.config("brokers", "4") == {}
+
+
+def test_transaction_is_all_or_nothing(kafka: ZkKafka) -> None:
+    kafka.create_topic("orders", {0: [0, 1]})
+    kafka.zk.create("/admin/reassign_partitions", b'{"version":1,"partitions":[]}', makepath=True)
+    with open_cluster(zookeeper=kafka.connect, timeout=10) as c:
+        with pytest.raises(ReassignmentInProgressError):
+            c.start_reassignment({TopicPartition("orders", 0): [2, 1]},
+                                 [ConfigChange("brokers", "2", set={"leader.replication.throttled.rate": "1"})])
+    assert kafka.config("brokers", "2") == {} and kafka.notifications() == []
+
+
+def test_verify_progress_completion_failure_and_throttle_clearing(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {0: [0, 1], 1: [1, 2], 2: [2, 3]})
+    plan = {"version": 1, "partitions": [{"topic": "orders", "partition": p, "replicas": [4, p]} for p in range(3)]}
+    (tmp_path / "r.json").write_text(json.dumps(plan))
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json", "--throttle", "10",
+                    "--no-plan-file").code == 0
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json")
+    assert r.code == 1
+    assert r.out == ("Status of partition reassignment:\n"
+                     + "".join(f"Reassignment of partition orders-{p} is still in progress.\n" for p in range(3)))
+    assert kafka.config("brokers", "4")  # throttles stay while moving
+    r = reassign(kafka, tmp_path, "--list")
+    assert r.out.startswith("Current partition reassignments:\norders-0: replicas: 0,1. adding: 4. removing: 1.\n")
+    kafka.complete_reassignment(only={("orders", 0)})
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json", "--format", "json")
+    assert r.code == 1 and [row["status"] for row in json.loads(r.out)] == ["completed", "in_progress", "in_progress"]
+    kafka.complete_reassignment(fail={("orders", 2)})
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json")
+    assert r.code == 3
+    assert r.out == (
+        "Status of partition reassignment:\n"
+        "Reassignment of partition orders-0 is completed.\n"
+        "Reassignment of partition orders-1 is completed.\n"
+        "There is no active reassignment of partition orders-2, but replica set is 2,3 rather than 4,2.\n"
+        "Clearing broker-level throttles on brokers 0,1,2,3,4\n"
+        "Clearing topic-level throttles on topic orders\n"
+    )
+    assert all(kafka.config("brokers", str(b)) == {} for b in range(5))
+    assert kafka.config("topics", "orders") == {}
+    assert reassign(kafka, tmp_path, "--list").out == "No partition reassignments found.\n"
+
+
+def test_execute_refuses_drift_unless_forced(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {p: [p % 2, (p + 1) % 2] for p in range(4)})
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2",
+                 "--strategy", "minimal", "--plan-file", "plan.json")
+    assert r.code == 0
+    kafka.set_assignment("orders", {0: [1, 0], 1: [1, 0], 2: [0, 1], 3: [1, 0]})  # someone moved orders-0 meanwhile
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "plan.json")
+    assert r.code == 1 and r.out == ""
+    assert "orders-0: plan saw 0,1, now 1,0" in r.err and "--force" in r.err
+    assert kafka.reassignment_request() is None
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "plan.json", "--force", "--no-plan-file")
+    assert r.code == 0 and kafka.reassignment_request() is not None
+
+
+def test_cancel_needs_the_admin_api_and_bad_input_exits_2(kafka: ZkKafka, tmp_path: Path) -> None:
+    kafka.create_topic("orders", {0: [0, 1]})
+    (tmp_path / "r.json").write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,1]}]}')
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", "r.json")
+    assert r.code == 2 and "--cancel needs --bootstrap-server" in r.err
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json")
+    assert (r.code, r.err) == (2, "kafkatool: reassign: Partition replica lists may not contain duplicate entries: "
+                                  "orders-0 contains multiple entries for 1\n")
+    (tmp_path / "r.json").write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[7]}]}')
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json").err == (
+        "kafkatool: reassign: Unknown broker id 7\n")
+    (tmp_path / "r.json").write_text('{"version":1,"partitions":[{"topic":"orders","partition":5,"replicas":[1]}]}')
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json").err == (
+        "kafkatool: reassign: Unable to find partition: orders-5\n")
+    (tmp_path / "r.json").write_text("{not json")
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json")
+    assert r.code == 2 and r.err.startswith("kafkatool: reassign: --reassignment-json-file: not valid JSON")
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "missing.json")
+    assert (r.code, r.err) == (2, "kafkatool: missing.json: no such file\n")
+    r = reassign(kafka, tmp_path, "--verify", "--throttle", "5", "--reassignment-json-file", "r.json")
+    assert (r.code, r.err) == (2, 'kafkatool: reassign: Option "--throttle" can\'t be used with action "--verify"\n')
+    r = reassign(kafka, tmp_path, "--verify", "--list")
+    assert r.code == 2 and "exactly one action" in r.err
+
+
+def test_unreachable_zookeeper_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    r = run_kafkatool("reassign", "--zookeeper", f"127.0.0.1:{port}", "--timeout", "1", "--list", cwd=tmp_path)
+    assert r.code == 3 and r.out == ""
+    assert r.err.startswith("kafkatool: reassign: cannot reach ZooKeeper at 127.0.0.1:") and r.err.count("\n") == 1
+    assert time.monotonic() - start < 30
+    r = run_kafkatool("reassign", "--zookeeper", "bad host", "--list", cwd=tmp_path)
+    assert r.code == 2 and "is not host:port" in r.err
+    r = run_kafkatool("reassign", "--list", cwd=tmp_path)
+    assert r.code == 2 and "exactly one of --zookeeper or --bootstrap-server" in r.err
