@@ -168,8 +168,9 @@ def encode_legacy_batch(
 ) -> bytes:
     """Encode records as a v0/v1 message set: plain messages, or one compressed wrapper.
 
-    With a codec, v1 inner offsets are relative (0..n-1) and the wrapper carries the last absolute
-    offset; v0 inner offsets stay absolute.  `log_append_time` stamps the wrapper (v1).
+    With a codec, v1 inner offsets are relative to the first record (0..n-1 when consecutive; gaps
+    stay, as Kafka's toInnerOffset keeps them) and the wrapper carries the last absolute offset; v0
+    inner offsets stay absolute.  `log_append_time` stamps the wrapper (v1).
     """
     if codec == Codec.NONE:
         return b"".join(
@@ -187,9 +188,10 @@ def encode_legacy_batch(
         raise ValueError("zstd needs message format v2")
     inner = b"".join(
         encode_legacy_message(
-            (i if magic >= 1 else r.offset), r.key, r.value, magic=magic, timestamp=r.timestamp
+            (r.offset - records[0].offset if magic >= 1 else r.offset), r.key, r.value, magic=magic,
+            timestamp=r.timestamp,
         )
-        for i, r in enumerate(records)
+        for r in records
     )
     wrapper_ts = (
         log_append_time if log_append_time is not None else max((r.timestamp for r in records), default=-1)
@@ -212,10 +214,11 @@ class SegmentWriter:
     dir: Path
     base_offset: int
     index_interval: int = 4096
+    suffix: str = ""  # appended to every file name, e.g. ".cleaned" for a segment not yet swapped in
 
     def __post_init__(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / segment_name(self.base_offset, LOG_SUFFIX)
+        self.path = self.dir / segment_name(self.base_offset, LOG_SUFFIX + self.suffix)
         self._f = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         self.size = 0
         self.indexer = IndexBuilder(self.base_offset, self.index_interval)
@@ -229,5 +232,9 @@ class SegmentWriter:
     def close(self) -> None:
         self._f.close()
         self.indexer.finish_on_close()
-        (self.dir / segment_name(self.base_offset, INDEX_SUFFIX)).write_bytes(self.indexer.offset_index_bytes())
-        (self.dir / segment_name(self.base_offset, TIME_INDEX_SUFFIX)).write_bytes(self.indexer.time_index_bytes())
+        (self.dir / segment_name(self.base_offset, INDEX_SUFFIX + self.suffix)).write_bytes(
+            self.indexer.offset_index_bytes()
+        )
+        (self.dir / segment_name(self.base_offset, TIME_INDEX_SUFFIX + self.suffix)).write_bytes(
+            self.indexer.time_index_bytes()
+        )
