@@ -1,0 +1,223 @@
+"""The log cleaner's bounded key → latest-offset map, sized and filled the way Kafka's SkimpyOffsetMap is.
+
+Why a flat table and not a dict: this map is the only cleaner structure that grows with the data, and Kafka
+bounds it by `log.cleaner.dedupe.buffer.size`.  Each slot holds MD5(key) (16 bytes) and an offset (8 bytes),
+24 bytes, in `memory // 24` slots; the map counts as full at `load_factor` (0.9) of its slots, and the
+cleaner stops mapping there.  Keeping the same accounting gives the same cleaning range as the broker for
+the same buffer size, and keeping the same layout makes the memory real: numpy zero-filled arrays, whose
+untouched pages the kernel never allocates, so a mostly-empty map costs little.
+
+Probing follows SkimpyOffsetMap (successive 4-byte windows of the digest, then linear steps), but keys are
+handled a chunk at a time (vectorised rounds of probing) because a per-key Python loop would dominate the
+cleaner's run time.  Offsets are stored +1 so that a zeroed slot means "empty".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+try:  # CPython's built-in MD5 is about twice as fast as OpenSSL's for short keys
+    from _md5 import md5 as _md5  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - builds without the module
+    from hashlib import md5 as _md5
+
+HASH_SIZE = 16
+BYTES_PER_ENTRY = HASH_SIZE + 8
+DEFAULT_LOAD_FACTOR = 0.9
+_INT32_MIN = -(2**31)
+
+
+def digest(key: bytes) -> bytes:
+    """MD5 of a key: what the map stores instead of the key."""
+    return _md5(key).digest()
+
+
+def digests(keys: Iterable[bytes]) -> np.ndarray:
+    """MD5 digests of keys as an (n, 16) uint8 array."""
+    blob = b"".join([_md5(k).digest() for k in keys])
+    return np.frombuffer(blob, dtype=np.uint8).reshape(-1, HASH_SIZE)
+
+
+class OffsetMapFullError(Exception):
+    """A put would exceed the map's capacity (callers check `is_full` first, as the cleaner does)."""
+
+
+class OffsetMap:
+    """MD5(key) → offset for the dirty section of one log, bounded by `memory` bytes."""
+
+    def __init__(self, memory: int, load_factor: float = DEFAULT_LOAD_FACTOR) -> None:
+        self.slots = int(memory) // BYTES_PER_ENTRY
+        if self.slots * load_factor <= 1:
+            raise ValueError(
+                f"offset map of {memory} bytes holds {self.slots} entries: too small to fit even a single "
+                "key, so cleaning could never make progress (raise the dedupe buffer size)"
+            )
+        self.load_factor = load_factor
+        self.max_entries = int(self.slots * load_factor)
+        self._hash = np.zeros((self.slots, 2), dtype=np.uint64)
+        self._off = np.zeros(self.slots, dtype=np.int64)  # offset + 1; 0 = empty slot
+        self.size = 0
+        self.latest_offset = -1
+        self.lookups = 0
+        self.probes = 0
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    def clear(self) -> None:
+        """Forget every entry (before mapping another log).
+
+        Fresh zeroed arrays instead of a fill: the kernel hands out zero pages lazily, so clearing a
+        large, mostly unused map costs nothing and keeps the resident size at what is really used.
+        """
+        if self.size:
+            self._hash = np.zeros((self.slots, 2), dtype=np.uint64)
+            self._off = np.zeros(self.slots, dtype=np.int64)
+        self.size = 0
+        self.latest_offset = -1
+
+    @property
+    def is_full(self) -> bool:
+        return self.size >= self.max_entries
+
+    @property
+    def utilization(self) -> float:
+        return self.size / self.slots
+
+    @property
+    def memory(self) -> int:
+        """Bytes the slot table occupies (the configured buffer size, rounded down to whole slots)."""
+        return self._hash.nbytes + self._off.nbytes
+
+    def update_latest_offset(self, offset: int) -> None:
+        """Record the last offset the map covers (an assignment, as in Kafka)."""
+        self.latest_offset = offset
+
+    # -- probing ----------------------------------------------------------------------------
+    def _probe(self, d8: np.ndarray, attempt: int) -> np.ndarray:
+        """Slot of each digest at an attempt: a 4-byte window of the digest, linear past its end."""
+        w = min(attempt, HASH_SIZE - 4)
+        v = np.ascontiguousarray(d8[:, w : w + 4]).view(">i4").ravel().astype(np.int64)
+        if attempt > HASH_SIZE - 4:
+            v = v + (attempt - (HASH_SIZE - 4))
+        v = np.where(v == _INT32_MIN, 0, np.abs(v))  # Kafka's Utils.abs
+        return v % self.slots
+
+    def _find(self, d8: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each digest: its slot if present (found=True), else the first empty slot on its path."""
+        n = len(h)
+        slot = np.empty(n, dtype=np.int64)
+        found = np.zeros(n, dtype=bool)
+        pending = np.arange(n)
+        attempt = 0
+        while pending.size:
+            s = self._probe(d8[pending] if attempt else d8, attempt)
+            occupied = self._off[s] != 0
+            hs = self._hash[s]
+            hp = h[pending] if attempt else h
+            match = occupied & (hs[:, 0] == hp[:, 0]) & (hs[:, 1] == hp[:, 1])
+            done = match | ~occupied
+            slot[pending[done]] = s[done]
+            found[pending[match]] = True
+            self.probes += int(pending.size)
+            pending = pending[~done]
+            attempt += 1
+            if attempt > self.slots + HASH_SIZE:  # pragma: no cover - impossible below the load factor
+                raise RuntimeError("offset map probing did not terminate")
+        return slot, found
+
+    @staticmethod
+    def _split(d8: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(d8).view(np.uint64).reshape(-1, 2)
+
+    @staticmethod
+    def _distinct(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """First index of each distinct digest and each row's group (sorting 8-byte halves is fast)."""
+        _, first, inverse = np.unique(h[:, 0], return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        if not np.array_equal(h[first[inverse], 1], h[:, 1]):  # two digests share their first 8 bytes
+            keys = np.ascontiguousarray(h).view(np.dtype((np.void, HASH_SIZE))).ravel()
+            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            inverse = inverse.ravel()
+        return first, inverse
+
+    # -- lookups ----------------------------------------------------------------------------
+    def get_many(self, d8: np.ndarray) -> np.ndarray:
+        """Latest offset of each digest, -1 where the key is not in the map."""
+        if len(d8) == 0:
+            return np.empty(0, dtype=np.int64)
+        self.lookups += len(d8)
+        slot, found = self._find(d8, self._split(d8))
+        return np.where(found, self._off[slot] - 1, -1)
+
+    def get(self, key: bytes) -> int:
+        return int(self.get_many(digests([key]))[0])
+
+    # -- inserts ----------------------------------------------------------------------------
+    def put_until_full(self, d8: np.ndarray, offsets: np.ndarray) -> int:
+        """Put keys in log order until the map is full; return how many were consumed.
+
+        The cleaner checks `size < max_entries` before every put (even of a key already mapped) and
+        stops at the first record that fails it, so a chunk is consumed up to that record exactly.
+        """
+        n = len(offsets)
+        if n == 0:
+            return 0
+        h = self._split(d8)
+        first, inverse = self._distinct(h)
+        slot, found = self._find(d8[first], h[first])
+        is_new = np.zeros(n, dtype=bool)
+        is_new[first[~found]] = True
+        new_before = np.cumsum(is_new) - is_new
+        allowed = self.size + new_before < self.max_entries
+        k = n if bool(allowed.all()) else int(np.argmin(allowed))
+        if k == 0:
+            return 0
+        last = np.full(len(first), -1, dtype=np.int64)
+        last[inverse[:k]] = np.arange(k)  # repeated indices: the last assignment wins
+        reps = np.flatnonzero(last >= 0)  # distinct keys present in the consumed prefix
+        value = np.asarray(offsets, dtype=np.int64)[last[reps]] + 1
+        existing = found[reps]
+        self._off[slot[reps[existing]]] = value[existing]
+        fresh = reps[~existing]
+        if fresh.size:
+            self._insert(d8[first[fresh]], h[first[fresh]], value[~existing])
+        return k
+
+    def _insert(self, d8: np.ndarray, h: np.ndarray, stored: np.ndarray) -> None:
+        """Place digests known to be absent into empty slots (several may race for one slot).
+
+        Every digest that does not win a slot moves to its next attempt, so all pending digests are
+        always at the same attempt number.
+        """
+        m = len(h)
+        if self.size + m > self.max_entries:
+            raise OffsetMapFullError(f"{m} new keys do not fit: {self.size} of {self.max_entries} used")
+        pending = np.arange(m)
+        attempt = 0
+        while pending.size:
+            s = self._probe(d8[pending], attempt)
+            empty = np.flatnonzero(self._off[s] == 0)
+            won = np.zeros(pending.size, dtype=bool)
+            if empty.size:
+                uslots, idx = np.unique(s[empty], return_index=True)
+                winners = pending[empty[idx]]
+                self._hash[uslots] = h[winners]
+                self._off[uslots] = stored[winners]
+                won[empty[idx]] = True
+            self.probes += int(pending.size)
+            pending = pending[~won]
+            attempt += 1
+            if attempt > self.slots + HASH_SIZE:  # pragma: no cover
+                raise RuntimeError("offset map insertion did not terminate")
+        self.size += m
+
+    def put(self, key: bytes, offset: int) -> None:
+        """Map one key to offset (an update never fails; a new key at capacity raises OffsetMapFullError)."""
+        d8 = digests([key])
+        h = self._split(d8)
+        slot, found = self._find(d8, h)
+        if found[0]:
+            self._off[slot[0]] = offset + 1
+        else:
+            self._insert(d8, h, np.array([offset + 1], dtype=np.int64))
