@@ -21,7 +21,7 @@ payloads = st.one_of(
 )
 # (codec, magic) pairs a Kafka producer can write; zstd only exists in v2.
 CODEC_MAGICS = [(c, m) for c in Codec for m in (0, 1, 2) if not (c == Codec.ZSTD and m < 2)]
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize(("codec", "magic"), CODEC_MAGICS, ids=lambda v: str(v))

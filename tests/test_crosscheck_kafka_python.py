@@ -32,7 +32,7 @@ from kafkatool.log.records import TS_CREATE, TS_LOG_APPEND, BatchScan, Record, r
 from kafkatool.log.writer import encode_control_record, encode_legacy_batch, encode_v2_batch  # noqa: E402
 from tests.test_records_roundtrip import batches  # noqa: E402
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LEGACY_CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
 
 
@@ -139,7 +139,7 @@ def test_our_v2_batches_read_the_same_in_kafka_python(b: tuple) -> None:
     _assert_v2_same(b[0])
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(bs=st.lists(batches(), min_size=1, max_size=4), cut=st.integers(0, 2**20))
 def test_memory_records_walk_agrees(bs: list, cut: int) -> None:
     """Several batches and a partial tail: both walks yield the same batches and the same valid bytes."""

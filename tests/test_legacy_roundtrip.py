@@ -18,7 +18,7 @@ from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.records import TS_CREATE, TS_LOG_APPEND, TS_NONE, BatchScan, Record, iter_batches
 from kafkatool.log.writer import encode_legacy_batch, encode_legacy_message
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LEGACY_CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
 
 nullable_bytes = st.one_of(st.none(), st.binary(max_size=40))

@@ -28,7 +28,7 @@ from kafkatool.log.records import (
 )
 from kafkatool.log.writer import encode_control_record, encode_v2_batch
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 nullable_bytes = st.one_of(st.none(), st.binary(max_size=40))
 header_keys = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
@@ -177,7 +177,7 @@ def test_control_batch(control_type: int, coordinator_epoch: int, offset: int, t
     assert rec.offset == offset
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(bs=st.lists(batches(), min_size=1, max_size=4), cut=st.integers(0, 2**20))
 def test_walk_several_batches_and_a_partial_tail(bs: list, cut: int) -> None:
     datas = [b[0] for b in bs]
