@@ -294,3 +294,57 @@ def test_empty_batch_with_a_codec_and_no_body_has_no_records(codec: Codec) -> No
     batch = read_batch_header(bytes(data), 0, len(data))
     assert batch is not None and batch.count == 0
     assert batch.records() == []
+
+
+# ------------------------------------------------------------------------------------------------
+# header keys decode as Java's `new String(bytes, UTF_8)` (what Kafka's tools print)
+
+_JAVA_UTF8_ECHO = """
+import java.io.*;
+import java.nio.charset.StandardCharsets;
+
+public class Utf8Echo {
+    public static void main(String[] args) throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        StringBuilder out = new StringBuilder();
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            byte[] raw = new byte[line.length() / 2];
+            for (int i = 0; i < raw.length; i++) raw[i] = (byte) Integer.parseInt(line.substring(2 * i, 2 * i + 2), 16);
+            for (byte x : new String(raw, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8)) {
+                out.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
+            }
+            out.append('\\n');
+        }
+        System.out.print(out);
+    }
+}
+"""
+
+
+def test_header_keys_decode_like_java(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Malformed UTF-8 in header keys, decoded by our records reader vs a real JVM's String decoder."""
+    import random
+    import shutil
+    import subprocess
+
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on PATH to compare with")
+    rng = random.Random(7)
+    # Lead/continuation bytes around every UTF-8 boundary, where Java's and Python's replacement rules differ.
+    pool = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED,
+            0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xF7, 0xF8, 0xFF]
+    keys = sorted({bytes(rng.choice(pool) for _ in range(rng.randrange(1, 7))) for _ in range(6000)})
+    src = tmp_path / "Utf8Echo.java"
+    src.write_text(_JAVA_UTF8_ECHO)
+    proc = subprocess.run([java, str(src)], input="\n".join(k.hex() for k in keys).encode() + b"\n",
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = proc.stdout.decode().split("\n")[: len(keys)]
+    recs = [Record(i, 0, None, None, ((k, None),)) for i, k in enumerate(keys)]  # type: ignore[arg-type]
+    data = encode_v2_batch(recs)
+    batch = read_batch_header(data, 0, len(data))
+    assert batch is not None
+    got = [r.headers[0][0].encode("utf-8").hex() for r in batch.records()]
+    mismatches = [(k.hex(), e, g) for k, e, g in zip(keys, expected, got, strict=True) if e != g]
+    assert not mismatches, mismatches[:10]
