@@ -1,0 +1,407 @@
+"""Offline replay of `__consumer_offsets`: committed offsets and group metadata from log segments.
+
+A group coordinator rebuilds its cache by reading its `__consumer_offsets` partitions from the log
+start to the end (`GroupMetadataManager.doLoadGroupsAndOffsets`).  Replaying the same rules over the
+segment files gives the offsets a coordinator would serve, without a broker:
+
+* an offset commit record sets (group, topic, partition); a null value (tombstone) removes it;
+* a group metadata record sets the group; a null value deletes the group (its offsets stay unless
+  they have their own tombstones, exactly as on the broker, which writes both when a group is
+  deleted);
+* offset commits in transactional batches are pending per producer id until that producer's
+  control batch: COMMIT makes them visible (a pending offset replaces the loaded one only if the
+  loaded one was appended earlier), ABORT drops them.  Transactions still open at the end of the
+  log stay pending and are reported apart, never as committed.
+
+Each `__consumer_offsets` partition is replayed on its own, as each is loaded on its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatool.log.checkpoint import read_offset_checkpoint
+from kafkatool.log.decoders._wire import java_string_hash
+from kafkatool.log.decoders.offsets import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    decode_group_metadata_value,
+    decode_offset_commit_value,
+    decode_offsets_key,
+)
+from kafkatool.log.errors import CorruptRecordError, LogFormatError
+from kafkatool.log.files import MappedFile, list_segments, parse_partition_dir
+from kafkatool.log.index import OffsetIndex
+from kafkatool.log.records import BatchScan
+
+OFFSETS_TOPIC = "__consumer_offsets"
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+
+GroupTopicPartition = tuple[str, str, int]
+
+
+def offsets_partition_for(group: str, partitions: int = 50) -> int:
+    """The `__consumer_offsets` partition that holds a group: `Utils.abs(hashCode) % count`.
+
+    `Utils.abs` is `Math.abs` except that Int.MinValue maps to 0 (real brokers' data agrees: a
+    group with a negative hash code lands at |hash| mod the count, not at hash & 0x7fffffff).
+    """
+    h = java_string_hash(group)
+    return (0 if h == -(2**31) else abs(h)) % partitions
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommit:
+    """One committed offset as stored in `__consumer_offsets` (with where it is stored)."""
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int
+    leader_epoch: int
+    log_partition: int
+    log_offset: int
+    batch_base_offset: int
+    producer_id: int = -1
+
+    @property
+    def key(self) -> GroupTopicPartition:
+        return (self.group, self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsEvent:
+    """One entry of the history: what a record (or a transaction marker) did to a group's state.
+
+    `kind`: commit, tombstone (offset deleted), txn-pending (transactional commit, not yet visible),
+    txn-commit / txn-abort (a marker made a pending commit visible or dropped it), group (metadata
+    written), group-delete (metadata tombstone).
+    """
+
+    kind: str
+    group: str
+    topic: str | None
+    partition: int | None
+    offset: int | None
+    metadata: str | None
+    commit_timestamp: int | None
+    log_partition: int
+    log_offset: int
+    record_timestamp: int
+    producer_id: int = -1
+
+
+@dataclass
+class OffsetsState:
+    """The result of a replay: what the coordinators would have loaded."""
+
+    offsets: dict[GroupTopicPartition, OffsetCommit] = field(default_factory=dict)
+    groups: dict[str, GroupMetadataValue] = field(default_factory=dict)
+    group_partition: dict[str, int] = field(default_factory=dict)
+    deleted_groups: set[str] = field(default_factory=set)
+    pending: dict[GroupTopicPartition, OffsetCommit] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    partitions_read: list[int] = field(default_factory=list)
+    records_read: int = 0
+
+    def group_ids(self) -> list[str]:
+        """Every group that has committed offsets, metadata, or pending transactional offsets."""
+        ids = {k[0] for k in self.offsets} | set(self.groups) | {k[0] for k in self.pending}
+        return sorted(ids)
+
+    def offsets_of(self, group: str) -> dict[tuple[str, int], OffsetCommit]:
+        return {(t, p): c for (g, t, p), c in self.offsets.items() if g == group}
+
+    def group_state(self, group: str) -> str:
+        """Kafka's state name for a loaded group: Stable with members, Empty without, Dead if deleted."""
+        meta = self.groups.get(group)
+        if meta is None:
+            return "Dead" if group in self.deleted_groups and not self.offsets_of(group) else "Empty"
+        return "Stable" if meta.members else "Empty"
+
+
+class _PartitionReplay:
+    """`doLoadGroupsAndOffsets` for one `__consumer_offsets` partition."""
+
+    def __init__(self, log_partition: int, wanted: Callable[[str], bool], on_event: Callable[[OffsetsEvent], None] | None):
+        self.log_partition = log_partition
+        self.wanted = wanted
+        self.on_event = on_event
+        self.loaded: dict[GroupTopicPartition, OffsetCommit] = {}
+        self.pending: dict[int, dict[GroupTopicPartition, OffsetCommit]] = {}
+        self.groups: dict[str, GroupMetadataValue] = {}
+        self.removed: set[str] = set()
+        self.problems: list[str] = []
+        self.records = 0
+
+    def _event(self, kind: str, c: OffsetCommit | None, group: str, log_offset: int, ts: int, pid: int = -1) -> None:
+        if self.on_event is None:
+            return
+        self.on_event(
+            OffsetsEvent(
+                kind,
+                group,
+                c.topic if c else None,
+                c.partition if c else None,
+                c.offset if c else None,
+                c.metadata if c else None,
+                c.commit_timestamp if c else None,
+                self.log_partition,
+                log_offset,
+                ts,
+                pid,
+            )
+        )
+
+    def control(self, producer_id: int, key: bytes | None, log_offset: int, ts: int) -> None:
+        if key is None or len(key) < 4:
+            self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition} offset {log_offset}: control record without a valid key")
+            return
+        kind = int.from_bytes(key[2:4], "big", signed=True)
+        pending = self.pending.pop(producer_id, {})
+        for gtp, c in pending.items():
+            if kind == CONTROL_COMMIT:
+                old = self.loaded.get(gtp)
+                if old is None or old.batch_base_offset < c.batch_base_offset:
+                    self.loaded[gtp] = c
+                self._event("txn-commit", c, gtp[0], log_offset, ts, producer_id)
+            else:
+                self._event("txn-abort", c, gtp[0], log_offset, ts, producer_id)
+
+    def record(self, batch_base: int, transactional: bool, producer_id: int, offset: int, ts: int,
+               key: bytes | None, value: bytes | None) -> None:
+        self.records += 1
+        where = f"{OFFSETS_TOPIC}-{self.log_partition} offset {offset}"
+        if key is None:
+            self.problems.append(f"{where}: record without a key (the broker refuses to load it)")
+            return
+        try:
+            k = decode_offsets_key(key)
+        except ValueError as exc:
+            self.problems.append(f"{where}: undecodable key: {exc}")
+            return
+        if isinstance(k, OffsetCommitKey):
+            if not self.wanted(k.group):
+                return
+            gtp = (k.group, k.topic, k.partition)
+            if transactional:
+                self.pending.setdefault(producer_id, {})
+            if value is None:
+                if transactional:
+                    self.pending[producer_id].pop(gtp, None)
+                else:
+                    self.loaded.pop(gtp, None)
+                stub = OffsetCommit(k.group, k.topic, k.partition, -1, "", -1, -1, -1, self.log_partition, offset, batch_base)
+                self._event("tombstone", stub, k.group, offset, ts, producer_id)
+                return
+            try:
+                v = decode_offset_commit_value(value)
+            except ValueError as exc:
+                self.problems.append(f"{where}: undecodable offset commit for {k.group} {k.topic}-{k.partition}: {exc}")
+                return
+            c = OffsetCommit(
+                k.group, k.topic, k.partition, v.offset, v.metadata, v.commit_timestamp, v.expire_timestamp,
+                v.leader_epoch, self.log_partition, offset, batch_base, producer_id,
+            )
+            if transactional:
+                self.pending[producer_id][gtp] = c
+                self._event("txn-pending", c, k.group, offset, ts, producer_id)
+            else:
+                self.loaded[gtp] = c
+                self._event("commit", c, k.group, offset, ts, producer_id)
+        elif isinstance(k, GroupMetadataKey):
+            if not self.wanted(k.group):
+                return
+            if value is None:
+                self.groups.pop(k.group, None)
+                self.removed.add(k.group)
+                self._event("group-delete", None, k.group, offset, ts)
+                return
+            try:
+                meta = decode_group_metadata_value(value)
+            except ValueError as exc:
+                self.problems.append(f"{where}: undecodable group metadata for {k.group}: {exc}")
+                return
+            self.removed.discard(k.group)
+            self.groups[k.group] = meta
+            self._event("group", None, k.group, offset, ts)
+        else:
+            self.problems.append(f"{where}: unexpected key version {k.version} (the broker refuses to load it)")
+
+
+def replay_partition_dir(
+    partition_dir: Path,
+    groups: Iterable[str] | None = None,
+    on_event: Callable[[OffsetsEvent], None] | None = None,
+    log_start_offset: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> OffsetsState:
+    """Replay one `__consumer_offsets-N` directory; `groups` limits the result (None: every group)."""
+    parsed = parse_partition_dir(partition_dir.name)
+    if parsed is None or parsed[0] != OFFSETS_TOPIC:
+        raise ValueError(f"{partition_dir}: not a {OFFSETS_TOPIC}-N partition directory")
+    wanted_set = None if groups is None else set(groups)
+    wanted: Callable[[str], bool] = (lambda g: True) if wanted_set is None else wanted_set.__contains__
+    rp = _PartitionReplay(parsed[1], wanted, on_event)
+    for seg in list_segments(partition_dir):
+        with MappedFile(seg.log) as mf:
+            scan = BatchScan(mf.buf)
+            for batch in scan:
+                if batch.next_offset <= log_start_offset:
+                    continue
+                try:
+                    records = batch.records()
+                except (LogFormatError, ValueError) as exc:
+                    rp.problems.append(f"{seg.log}: batch at position {batch.position}: {exc}")
+                    break
+                if batch.is_control:
+                    if records:
+                        r = records[0]
+                        rp.control(batch.producer_id, r.key, r.offset, r.timestamp)
+                    continue
+                tx = batch.is_transactional
+                for r in records:
+                    if r.offset < log_start_offset:
+                        continue
+                    rp.record(batch.base_offset, tx, batch.producer_id, r.offset, r.timestamp, r.key, r.value)
+            if scan.error is not None:
+                rp.problems.append(f"{seg.log}: {scan.error} (the rest of the segment is unreadable)")
+            elif scan.trailing_bytes:
+                rp.problems.append(f"{seg.log}: {scan.trailing_bytes} bytes of partial batch at the end ignored")
+            if progress is not None:
+                progress(mf.size)
+    state = OffsetsState(records_read=rp.records, partitions_read=[rp.log_partition], problems=rp.problems)
+    state.offsets = rp.loaded
+    state.groups = rp.groups
+    state.deleted_groups = set(rp.removed)
+    for g in set(rp.groups) | {k[0] for k in rp.loaded} | rp.removed:
+        state.group_partition[g] = rp.log_partition
+    for per_producer in rp.pending.values():
+        for gtp, c in per_producer.items():
+            state.pending[gtp] = c
+            state.group_partition.setdefault(gtp[0], rp.log_partition)
+    return state
+
+
+def offsets_partition_dirs(log_dir: Path) -> list[Path]:
+    """The `__consumer_offsets-N` directories of a log dir, by partition number."""
+    found = []
+    for entry in os.scandir(log_dir):
+        if entry.is_dir() and not entry.name.endswith("-delete"):
+            parsed = parse_partition_dir(entry.name)
+            if parsed and parsed[0] == OFFSETS_TOPIC:
+                found.append((parsed[1], Path(entry.path)))
+    return [p for _, p in sorted(found)]
+
+
+def _log_start_offsets(log_dir: Path) -> dict[tuple[str, int], int]:
+    cp = log_dir / "log-start-offset-checkpoint"
+    if not cp.is_file():
+        return {}
+    try:
+        return read_offset_checkpoint(cp)
+    except (LogFormatError, OSError, ValueError):
+        return {}
+
+
+def replay_log_dirs(
+    log_dirs: Iterable[Path],
+    groups: Iterable[str] | None = None,
+    on_event: Callable[[OffsetsEvent], None] | None = None,
+    offsets_partitions: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> OffsetsState:
+    """Replay every `__consumer_offsets` partition found in the log dirs and merge the results.
+
+    With `groups` and `offsets_partitions` (the topic's partition count) only the partitions that
+    hold those groups are read.  A group found in two partitions (the topic's partition count
+    changed) keeps, per topic-partition, the commit with the latest commit timestamp.
+    """
+    group_list = None if groups is None else list(groups)
+    only: set[int] | None = None
+    if group_list is not None and offsets_partitions:
+        only = {offsets_partition_for(g, offsets_partitions) for g in group_list}
+    merged = OffsetsState()
+    for log_dir in log_dirs:
+        starts = _log_start_offsets(log_dir)
+        for pdir in offsets_partition_dirs(log_dir):
+            n = parse_partition_dir(pdir.name)[1]  # type: ignore[index]
+            if only is not None and n not in only:
+                continue
+            st = replay_partition_dir(pdir, group_list, on_event, starts.get((OFFSETS_TOPIC, n), 0), progress)
+            _merge(merged, st)
+    merged.partitions_read.sort()
+    return merged
+
+
+def _merge(into: OffsetsState, st: OffsetsState) -> None:
+    for k, c in st.offsets.items():
+        old = into.offsets.get(k)
+        if old is None or c.commit_timestamp > old.commit_timestamp:
+            into.offsets[k] = c
+    for g, meta in st.groups.items():
+        into.groups.setdefault(g, meta)
+    into.deleted_groups |= st.deleted_groups - set(into.groups)
+    for k, c in st.pending.items():
+        into.pending.setdefault(k, c)
+    for g, n in st.group_partition.items():
+        into.group_partition.setdefault(g, n)
+    into.problems.extend(st.problems)
+    into.partitions_read.extend(st.partitions_read)
+    into.records_read += st.records_read
+
+
+def log_end_offset(partition_dir: Path) -> int | None:
+    """The next offset of a partition dir (its last batch's next offset), or None without segments.
+
+    Starts at the last offset-index entry of the last segment (when the batch found there really
+    holds that entry's offset) so only the tail of a large segment is scanned.
+    """
+    segments = list_segments(partition_dir)
+    for i, seg in enumerate(reversed(segments)):
+        hint = _last_index_entry(seg.index, seg.base_offset)
+        with MappedFile(seg.log) as mf:
+            nxt = None
+            if hint is not None and hint[1] < mf.size:
+                nxt = _scan_next_offset(mf.buf, hint[1], hint[0])
+            if nxt is None:
+                nxt = _scan_next_offset(mf.buf, 0, None)
+            if nxt is not None:
+                return nxt
+            if mf.size == 0 and i == 0:
+                return seg.base_offset
+    return None
+
+
+def _last_index_entry(path: Path, base_offset: int) -> tuple[int, int] | None:
+    if not path.is_file():
+        return None
+    try:
+        idx = OffsetIndex(path.read_bytes(), base_offset)
+        used = idx.used_entries()
+        if not used:
+            return None
+        e = idx.entry(used - 1)
+        return e.offset, e.position
+    except (LogFormatError, OSError, ValueError, IndexError):
+        return None
+
+
+def _scan_next_offset(buf: bytes, start: int, expect: int | None) -> int | None:
+    nxt = None
+    try:
+        for b in BatchScan(buf, start):
+            if nxt is None and expect is not None and not (b.base_offset <= expect <= b.last_offset):
+                return None  # the index points elsewhere than a batch holding its offset
+            nxt = b.next_offset
+    except CorruptRecordError:
+        pass
+    return nxt
