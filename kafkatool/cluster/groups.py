@@ -1,0 +1,630 @@
+"""Consumer group offsets on a live cluster, over ZooKeeper (old consumers) and the Admin API.
+
+Three pieces, one concern each:
+
+* `BrokerOffsets` asks the partition leaders about their logs: log-end, log-start and by-timestamp
+  offsets (ListOffsets) and the timestamp of the record at an offset (a bounded Fetch).  Requests
+  are grouped by leader and sent concurrently: one request per broker however many partitions
+  (10,000 partitions on 3 brokers cost 3 ListOffsets, not 10,000).
+* `KafkaGroups` reads and writes groups the brokers coordinate (ListGroups, DescribeGroups,
+  OffsetFetch and OffsetCommit, one request per coordinator where the protocol allows).
+* `ZkGroups` reads and writes the znodes old (ZooKeeper-based) consumers keep under `/consumers`;
+  brokers and leaders come from `kafkatool.cluster.zk.ZkCluster`.
+
+Nothing here consumes as a group: the Fetch carries no group, commits nothing, and reads at most a
+batch or two per partition.  kafka-python and kazoo are imported lazily by `kafkatool.cluster.connect`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, admin_client
+from kafkatool.cluster.model import Broker
+
+TP = tuple[str, int]
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+
+# Broker error codes this module reacts to (Kafka's Errors enum).
+_ERR_OFFSET_OUT_OF_RANGE = 1
+_ERR_NOT_LEADER = 6
+
+
+@dataclass(slots=True)
+class Member:
+    """A group member; `assignment` in the order its consumer-protocol assignment lists it."""
+
+    member_id: str
+    client_id: str
+    host: str
+    group_instance_id: str | None = None
+    assignment: list[TP] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GroupInfo:
+    """What DescribeGroups (or ZooKeeper) says about a group.  `state` uses Kafka's names."""
+
+    group: str
+    state: str
+    protocol_type: str = "consumer"
+    protocol: str = ""
+    coordinator: Broker | None = None
+    members: list[Member] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.members) or self.state not in ("Empty", "Dead")
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ListedOffset:
+    """A ListOffsets answer: offset (None when the broker has none) and the record timestamp."""
+
+    offset: int | None
+    timestamp: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordStamp:
+    """The first record at or after an offset: its offset and timestamp.
+
+    `caught_up` means there is no such record yet (the offset is the log end); `error` says why the
+    record could not be read (out of range after retention, leader unavailable, ...); `note` marks
+    an estimate (the first record time of a batch too large to fetch).
+    """
+
+    offset: int | None
+    timestamp: int | None
+    timestamp_type: str | None = None
+    caught_up: bool = False
+    error: str | None = None
+    note: str | None = None
+
+
+@dataclass(slots=True)
+class ClusterMetadata:
+    brokers: dict[int, Broker]
+    leaders: dict[TP, int]
+    topics: dict[str, list[int]]
+    topic_ids: dict[str, Any]
+    missing_topics: set[str]
+    controller: int | None = None
+
+
+def _error_name(code: int) -> str:
+    import kafka.errors as Errors
+
+    try:
+        return str(Errors.for_code(code).__name__)
+    except Exception:  # noqa: BLE001 - an unknown code is still a code
+        return f"error {code}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Brokers: ListOffsets and Fetch, batched per leader
+
+
+class BrokerOffsets:
+    """Per-leader batched offset lookups over one Admin connection (kafka-python).
+
+    `requests` counts what was sent, per (broker id, API), for reports and the benchmark.
+    """
+
+    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.admin = admin
+        self.timeout = timeout
+        self.requests: Counter[tuple[int | None, str]] = Counter()
+        self._meta: ClusterMetadata | None = None
+
+    @classmethod
+    def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> BrokerOffsets:
+        return cls(admin_client(bootstrap, command_config, timeout), timeout)
+
+    def close(self) -> None:
+        try:
+            self.admin.close()
+        except Exception:  # noqa: BLE001 - closing must never mask the real outcome
+            pass
+
+    # -- transport --------------------------------------------------------------------------------
+    def send_all(self, requests: Sequence[tuple[int | None, Any]]) -> list[Any]:
+        """Send requests to their brokers concurrently; each result is a response or the exception.
+
+        Uses the Admin client's connection manager (kafka-python has no public per-broker send), so
+        connections, authentication and version negotiation stay kafka-python's.
+        """
+        mgr = self.admin._manager
+        timeout_ms = int(self.timeout * 1000)
+        for node, req in requests:
+            self.requests[(node, type(req).__name__.removesuffix("Request"))] += 1
+
+        async def run_all() -> list[Any]:
+            futures = [mgr.send(req, node_id=node, request_timeout_ms=timeout_ms) for node, req in requests]
+            out: list[Any] = []
+            for fut in futures:
+                try:
+                    out.append(await fut)
+                except Exception as exc:  # noqa: BLE001 - returned to the caller per request
+                    out.append(exc)
+            return out
+
+        try:
+            return list(mgr.run(run_all))
+        except Exception as exc:  # noqa: BLE001
+            raise ClusterError(f"request to the brokers failed: {exc}") from None
+
+    # -- metadata ---------------------------------------------------------------------------------
+    def metadata(self, topics: Iterable[str] | None = None, refresh: bool = False) -> ClusterMetadata:
+        """Brokers and partition leaders (one Metadata request; cached until `refresh`)."""
+        from kafka.protocol.metadata import MetadataRequest
+
+        wanted = None if topics is None else sorted(set(topics))
+        if self._meta is not None and not refresh:
+            if wanted is None or all(t in self._meta.topics or t in self._meta.missing_topics for t in wanted):
+                return self._meta
+        req = MetadataRequest(
+            topics=None if wanted is None else [MetadataRequest.MetadataRequestTopic(name=t) for t in wanted],
+            allow_auto_topic_creation=False,
+        )
+        (resp,) = self.send_all([(None, req)])
+        if isinstance(resp, Exception):
+            raise ClusterError(f"cannot read cluster metadata: {resp}")
+        meta = self._meta if (self._meta is not None and not refresh) else ClusterMetadata({}, {}, {}, {}, set())
+        for b in resp.brokers:
+            meta.brokers[b.node_id] = Broker(b.node_id, b.host, b.port)
+        meta.controller = getattr(resp, "controller_id", None)
+        for t in resp.topics:
+            if t.error_code != 0:
+                meta.missing_topics.add(t.name)
+                continue
+            meta.topic_ids[t.name] = getattr(t, "topic_id", None)
+            meta.topics[t.name] = sorted(p.partition_index for p in t.partitions)
+            for p in t.partitions:
+                meta.leaders[(t.name, p.partition_index)] = p.leader_id
+        self._meta = meta
+        return meta
+
+    def _by_leader(self, tps: Iterable[TP], meta: ClusterMetadata) -> tuple[dict[int, list[TP]], list[TP]]:
+        groups: dict[int, list[TP]] = defaultdict(list)
+        orphans = []
+        for tp in tps:
+            leader = meta.leaders.get(tp, -1)
+            if leader is None or leader < 0:
+                orphans.append(tp)
+            else:
+                groups[leader].append(tp)
+        return groups, orphans
+
+    # -- ListOffsets ------------------------------------------------------------------------------
+    def list_offsets(self, specs: dict[TP, int]) -> dict[TP, ListedOffset]:
+        """Offsets by spec (LATEST, EARLIEST, MAX_TIMESTAMP or a timestamp in ms) per partition.
+
+        One ListOffsets per leader, all in flight at once; a partition whose leader moved is asked
+        again once after a metadata refresh.  Errors are per partition, never for the whole call.
+        """
+        out: dict[TP, ListedOffset] = {}
+        pending = dict(specs)
+        for attempt in range(2):
+            if not pending:
+                break
+            meta = self.metadata({t for t, _ in pending}, refresh=attempt > 0)
+            groups, orphans = self._by_leader(pending, meta)
+            for tp in orphans:
+                out[tp] = ListedOffset(None, None, "unknown partition" if tp[0] in meta.missing_topics or tp not in meta.leaders else "no leader")
+                pending.pop(tp)
+            nodes = sorted(groups)
+            resps = self.send_all([(n, self._list_offsets_request({tp: pending[tp] for tp in groups[n]})) for n in nodes])
+            retry: dict[TP, int] = {}
+            for n, resp in zip(nodes, resps, strict=True):
+                if isinstance(resp, Exception):
+                    for tp in groups[n]:
+                        out[tp] = ListedOffset(None, None, f"broker {n}: {resp}")
+                    continue
+                for t in resp.topics:
+                    for p in t.partitions:
+                        tp = (t.name, p.partition_index)
+                        if p.error_code == _ERR_NOT_LEADER and attempt == 0:
+                            retry[tp] = pending[tp]
+                        elif p.error_code:
+                            out[tp] = ListedOffset(None, None, _error_name(p.error_code))
+                        else:
+                            off = p.offset if p.offset is not None and p.offset >= 0 else None
+                            ts = p.timestamp if p.timestamp is not None and p.timestamp >= 0 else None
+                            out[tp] = ListedOffset(off, ts)
+            pending = retry
+        for tp in pending:
+            out.setdefault(tp, ListedOffset(None, None, "leader changed twice"))
+        return out
+
+    @staticmethod
+    def _list_offsets_request(specs: dict[TP, int]) -> Any:
+        from kafka.protocol.consumer import ListOffsetsRequest
+
+        T = ListOffsetsRequest.ListOffsetsTopic
+        P = T.ListOffsetsPartition
+        by_topic: dict[str, list[Any]] = defaultdict(list)
+        min_version = 1
+        for (topic, part), ts in specs.items():
+            by_topic[topic].append(P(partition_index=part, timestamp=ts, current_leader_epoch=-1))
+            if ts == MAX_TIMESTAMP:
+                min_version = 7
+        return ListOffsetsRequest(
+            replica_id=-1, isolation_level=0, topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
+            min_version=min_version,
+        )
+
+    def log_end_offsets(self, tps: Iterable[TP]) -> dict[TP, ListedOffset]:
+        return self.list_offsets({tp: LATEST for tp in tps})
+
+    def log_start_offsets(self, tps: Iterable[TP]) -> dict[TP, ListedOffset]:
+        return self.list_offsets({tp: EARLIEST for tp in tps})
+
+    # -- Fetch ------------------------------------------------------------------------------------
+    def record_timestamps(self, offsets: dict[TP, int], partition_bytes: int = 2048,
+                          max_batch_bytes: int = 8 * 1024 * 1024) -> dict[TP, RecordStamp]:
+        """Timestamp of the first record at or after each offset, by bounded Fetches per leader.
+
+        Round 1 asks `partition_bytes` per partition (one Fetch per leader).  The broker returns the
+        batch holding the offset, cut at that size when it is bigger: an uncompressed partial batch
+        is read record by record; a compressed one is asked again with exactly its size (up to
+        `max_batch_bytes`, else its header's first-record time is reported as an estimate).  At
+        most `_FETCH_ROUNDS` rounds; no group is involved and nothing is committed.
+        """
+        out: dict[TP, RecordStamp] = {}
+        limits = {tp: max(partition_bytes, 64) for tp in offsets}
+        pending = dict(offsets)
+        for attempt in range(_FETCH_ROUNDS):
+            if not pending:
+                break
+            meta = self.metadata({t for t, _ in pending}, refresh=attempt > 0)
+            groups, orphans = self._by_leader(pending, meta)
+            for tp in orphans:
+                out[tp] = RecordStamp(None, None, error="no leader" if tp in meta.leaders else "unknown partition")
+                pending.pop(tp)
+            nodes = sorted(groups)
+            reqs = [(n, self._fetch_request({tp: pending[tp] for tp in groups[n]}, limits, meta)) for n in nodes]
+            resps = self.send_all(reqs)
+            again: dict[TP, int] = {}
+            ids = {v: k for k, v in meta.topic_ids.items() if v is not None}
+            for n, resp in zip(nodes, resps, strict=True):
+                if isinstance(resp, Exception):
+                    for tp in groups[n]:
+                        out[tp] = RecordStamp(None, None, error=f"broker {n}: {resp}")
+                    continue
+                for t in resp.responses:
+                    name = str(t.topic or ids.get(getattr(t, "topic_id", None)))
+                    for p in t.partitions:
+                        tp = (name, p.partition_index)
+                        if tp not in pending:
+                            continue
+                        stamp, need = _stamp_from(pending[tp], p)
+                        if need and attempt + 1 < _FETCH_ROUNDS and need <= max_batch_bytes:
+                            limits[tp] = need
+                            again[tp] = pending[tp]
+                            if stamp.timestamp is not None:
+                                out[tp] = stamp  # the header's estimate, replaced if the next round reads it
+                        elif p.error_code == _ERR_NOT_LEADER and attempt + 1 < _FETCH_ROUNDS:
+                            again[tp] = pending[tp]
+                        elif stamp.timestamp is not None or tp not in out:
+                            out[tp] = stamp  # (an earlier estimate survives a failed retry)
+            pending = again
+        for tp in pending:
+            out.setdefault(tp, RecordStamp(None, None, error="record not returned"))
+        return out
+
+    @staticmethod
+    def _fetch_request(offsets: dict[TP, int], limits: dict[TP, int], meta: ClusterMetadata) -> Any:
+        from kafka.protocol.consumer import FetchRequest
+
+        T = FetchRequest.FetchTopic
+        P = T.FetchPartition
+        by_topic: dict[str, list[Any]] = defaultdict(list)
+        for (topic, part), off in offsets.items():
+            by_topic[topic].append(P(partition=part, current_leader_epoch=-1, fetch_offset=off, last_fetched_epoch=-1,
+                                     log_start_offset=-1, partition_max_bytes=limits[(topic, part)]))
+        total = min(sum(limits[tp] for tp in offsets), _FETCH_RESPONSE_MAX)
+        return FetchRequest(
+            replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=total, isolation_level=0, session_id=0,
+            session_epoch=-1, rack_id="",
+            topics=[T(topic=t, topic_id=meta.topic_ids.get(t), partitions=ps) for t, ps in by_topic.items()],
+            forgotten_topics_data=[],
+        )
+
+
+_FETCH_ROUNDS = 3
+_FETCH_RESPONSE_MAX = 50 * 1024 * 1024  # Kafka's default fetch.max.bytes
+
+
+def _stamp_from(target: int, p: Any) -> tuple[RecordStamp, int]:
+    """(stamp, bytes to ask for next round or 0) from one partition of a Fetch response."""
+    from kafkatool.log.errors import LogFormatError
+    from kafkatool.log.records import TIMESTAMP_TYPE_NAMES, read_batch_header
+
+    if p.error_code == _ERR_OFFSET_OUT_OF_RANGE:
+        return RecordStamp(None, None, error="offset out of range (deleted by retention?)"), 0
+    if p.error_code:
+        return RecordStamp(None, None, error=_error_name(p.error_code)), 0
+    hw = p.high_watermark
+    data = bytes(p.records or b"")
+    pos = 0
+    try:
+        while pos < len(data):
+            b = read_batch_header(data, pos, len(data))
+            if b is None:
+                return _partial_batch(data, pos, target)
+            pos += b.size
+            if b.is_control or b.last_offset < target:
+                continue
+            for r in b.records():
+                if r.offset >= target:
+                    ts = r.timestamp if r.timestamp >= 0 else None
+                    return RecordStamp(r.offset, ts, TIMESTAMP_TYPE_NAMES.get(b.timestamp_type)), 0
+    except (LogFormatError, ValueError) as exc:
+        return RecordStamp(None, None, error=f"undecodable batch: {exc}"), 0
+    if hw is not None and 0 <= hw <= target:
+        return RecordStamp(None, None, caught_up=True), 0
+    if not data:
+        return RecordStamp(None, None, error="no data returned"), 64 * 1024  # response budget ran out: ask again
+    return RecordStamp(None, None, error="only control records returned"), 0
+
+
+def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int]:
+    """A batch cut at the fetch limit: read what is there, else ask for the whole batch.
+
+    An uncompressed v2 batch is read record by record up to the cut; the header alone gives the
+    first record's time (or, with LogAppendTime, every record's), kept as an estimate.
+    """
+    import struct
+
+    from kafkatool.log.records import ATTR_CONTROL, ATTR_LOG_APPEND_TIME
+    from kafkatool.log.varint import read_varint
+
+    if len(data) - pos < 17:
+        return RecordStamp(None, None, error="batch header cut short"), 64 * 1024
+    base, length, _, magic = struct.unpack_from(">qiib", data, pos)
+    need = length + 12
+    if magic < 2 or len(data) - pos < 61:
+        return RecordStamp(None, None, error="batch larger than the fetch size"), need
+    attrs, _, base_ts, max_ts = struct.unpack_from(">hiqq", data, pos + 21)
+    if attrs & ATTR_CONTROL:
+        return RecordStamp(None, None, error="control batch larger than the fetch size"), need
+    ts_type = "LogAppendTime" if attrs & ATTR_LOG_APPEND_TIME else "CreateTime"
+    if attrs & ATTR_LOG_APPEND_TIME:
+        return RecordStamp(max(base, target), max_ts if max_ts >= 0 else None, ts_type), 0
+    if attrs & 0x07 == 0:  # uncompressed: walk the records that arrived
+        rpos = pos + 61
+        try:
+            while rpos < len(data):
+                rlen, body = read_varint(data, rpos)
+                ts_delta, q = read_varint(data, body + 1)
+                off_delta, _ = read_varint(data, q)
+                if base + off_delta >= target:
+                    return RecordStamp(base + off_delta, base_ts + ts_delta, ts_type), 0
+                rpos = body + rlen
+        except (ValueError, IndexError):
+            pass
+    estimate = RecordStamp(max(base, target), base_ts if base_ts >= 0 else None, ts_type,
+                           note=None if base == target else "estimated from the batch's first record")
+    return estimate, need
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka-coordinated groups
+
+
+class KafkaGroups:
+    """Groups stored and coordinated by the brokers, through kafka-python's Admin client."""
+
+    def __init__(self, brokers: BrokerOffsets) -> None:
+        self.brokers = brokers
+        self.admin = brokers.admin
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ClusterError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - kafka-python raises many types; all mean "cluster said no"
+            raise ClusterError(f"{what}: {exc}") from None
+
+    def list_groups(self) -> list[str]:
+        """Consumer groups (protocol type "consumer" or empty), as kafka-consumer-groups --list."""
+        listed = self._call("ListGroups", self.admin.list_groups)
+        return sorted({g["group_id"] for g in listed if g.get("protocol_type", "") in ("consumer", "")})
+
+    def coordinators(self, groups: list[str]) -> dict[str, Broker | None]:
+        ids = self._call("FindCoordinator", self.admin._manager.run, self.admin._find_coordinator_ids, groups)
+        brokers = self.brokers.metadata().brokers
+        return {g: brokers.get(ids.get(g, -1)) for g in groups}
+
+    def describe(self, groups: list[str]) -> dict[str, GroupInfo]:
+        """DescribeGroups, one request per coordinator."""
+        if not groups:
+            return {}
+        coords = self.coordinators(groups)
+        raw = self._call("DescribeGroups", self.admin.describe_groups, groups)
+        out = {}
+        for g in groups:
+            d = raw.get(g)
+            if d is None:
+                out[g] = GroupInfo(g, "Dead", "", "", coords.get(g), [])
+                continue
+            if d.get("error"):
+                raise ClusterError(f"DescribeGroups {g}: {d['error']}")
+            members = [self._member(m, d.get("protocol_type", "")) for m in d.get("members", [])]
+            out[g] = GroupInfo(g, d.get("group_state", ""), d.get("protocol_type", ""), d.get("protocol_data", ""),
+                               coords.get(g), members)
+        return out
+
+    @staticmethod
+    def _member(m: dict[str, Any], protocol_type: str) -> Member:
+        assignment: list[TP] = []
+        a = m.get("member_assignment")
+        if isinstance(a, dict):
+            for tp in a.get("assigned_partitions") or []:
+                assignment.extend((tp["topic"], p) for p in tp["partitions"])
+        elif isinstance(a, (bytes, bytearray)) and a and protocol_type == "consumer":
+            from kafkatool.log.decoders._wire import Reader
+            from kafkatool.log.decoders.offsets import decode_consumer_assignment
+
+            try:
+                r = Reader(bytes(a))
+                assignment = list(decode_consumer_assignment(r, r.int16()).partitions)
+            except ValueError:
+                assignment = []
+        return Member(m.get("member_id", ""), m.get("client_id", ""), m.get("client_host", ""),
+                      m.get("group_instance_id"), assignment)
+
+    def committed(self, groups: list[str]) -> dict[str, dict[TP, Committed | None]]:
+        """Every committed offset of each group (OffsetFetch per coordinator; per group before 3.0).
+
+        A negative offset means "none" and maps to None, as Kafka's admin client does.
+        """
+        if not groups:
+            return {}
+        raw = self._call("OffsetFetch", self.admin.list_group_offsets, {g: None for g in groups})
+        out: dict[str, dict[TP, Committed | None]] = {}
+        for g in groups:
+            per = {}
+            for tp, oam in (raw.get(g) or {}).items():
+                off = oam.offset
+                epoch = oam.leader_epoch if oam.leader_epoch is not None else -1
+                per[(tp.topic, tp.partition)] = Committed(off, oam.metadata or "", epoch) if off is not None and off >= 0 else None
+            out[g] = per
+        return out
+
+    def commit(self, group: str, offsets: dict[TP, int]) -> dict[TP, str | None]:
+        """OffsetCommit as an admin (generation -1): the broker refuses it while the group has members."""
+        from kafka.structs import OffsetAndMetadata, TopicPartition
+
+        if not offsets:
+            return {}
+        req = {TopicPartition(t, p): OffsetAndMetadata(o, "", None) for (t, p), o in offsets.items()}
+        res = self._call("OffsetCommit", self.admin.alter_group_offsets, group, req)
+        out: dict[TP, str | None] = {}
+        for tp, err in res.items():
+            name = getattr(err, "__name__", str(err))
+            out[(tp.topic, tp.partition)] = None if name == "NoError" else name
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# ZooKeeper-stored groups (old consumers, Kafka 0.8 - 2.x)
+
+
+class ZkGroups:
+    """`/consumers/<group>/{ids,owners,offsets}`, next to the cluster metadata `ZkCluster` reads.
+
+    Brokers, topics and leaders come from `kafkatool.cluster.zk.ZkCluster` (shared with the
+    reassign tools); this class adds the consumer znodes, read in one round trip each batch.
+    """
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+
+    @classmethod
+    def connect(cls, connect: str, timeout: float = DEFAULT_TIMEOUT) -> ZkGroups:
+        from kafkatool.cluster.zk import ZkCluster
+
+        return cls(ZkCluster.connect(connect, timeout))
+
+    def close(self) -> None:
+        self.cluster.close()
+
+    def _text(self, paths: list[str]) -> list[str | None]:
+        return [None if d is None else d.decode("utf-8", "replace") for d in self.cluster._get_many(paths)]
+
+    def _exists(self, path: str) -> bool:
+        return self.cluster._get(path) is not None
+
+    def list_groups(self) -> list[str]:
+        return sorted(self.cluster._children("/consumers"))
+
+    def exists(self, group: str) -> bool:
+        return self._exists(f"/consumers/{group}")
+
+    def topics(self, group: str) -> list[str]:
+        """The group's topics as ConsumerOffsetChecker finds them: children of `owners/` (else `offsets/`)."""
+        owners = self.cluster._children(f"/consumers/{group}/owners")
+        return sorted(owners or self.cluster._children(f"/consumers/{group}/offsets"))
+
+    def offset_topics(self, group: str) -> list[str]:
+        return sorted(self.cluster._children(f"/consumers/{group}/offsets"))
+
+    def brokers(self) -> dict[int, Broker]:
+        return {b.id: b for b in self.cluster.brokers()}
+
+    def partitions(self, topics: Iterable[str]) -> tuple[dict[str, list[int]], dict[TP, int | None]]:
+        """(partition ids per topic, leader per partition or None) for the topics that exist."""
+        existing = set(self.cluster.topics())
+        wanted = [t for t in dict.fromkeys(topics) if t in existing]
+        states = self.cluster.partition_states(wanted) if wanted else {}
+        parts: dict[str, list[int]] = defaultdict(list)
+        leaders: dict[TP, int | None] = {}
+        for tp, st in states.items():
+            parts[tp.topic].append(tp.partition)
+            leaders[(tp.topic, tp.partition)] = st.leader if st.leader >= 0 else None
+        return {t: sorted(ps) for t, ps in parts.items()}, leaders
+
+    def committed(self, group: str, partitions: dict[str, list[int]]) -> dict[TP, int | None]:
+        """Offsets from `/consumers/g/offsets/t/p`: -1 when the topic dir exists but the partition
+        has none (ConsumerOffsetChecker prints it as -1 with lag `unknown`), None when nothing exists."""
+        out: dict[TP, int | None] = {}
+        tps = [(t, p) for t in partitions for p in partitions[t]]
+        dirs = {t: self._exists(f"/consumers/{group}/offsets/{t}") for t in partitions}
+        datas = self._text([f"/consumers/{group}/offsets/{t}/{p}" for t, p in tps])
+        for (t, p), raw in zip(tps, datas, strict=True):
+            if raw is None:
+                out[(t, p)] = -1 if dirs[t] else None
+                continue
+            try:
+                out[(t, p)] = int(raw.strip())
+            except ValueError:
+                raise ClusterError(f"ZooKeeper /consumers/{group}/offsets/{t}/{p}: {raw!r} is not an offset") from None
+        return out
+
+    def owners(self, group: str, tps: list[TP]) -> dict[TP, str | None]:
+        datas = self._text([f"/consumers/{group}/owners/{t}/{p}" for t, p in tps])
+        return dict(zip(tps, datas, strict=True))
+
+    def all_committed(self, group: str) -> dict[TP, int]:
+        """Every offset znode of a group (what ExportZkOffsets exports)."""
+        tps: list[TP] = []
+        for t in self.offset_topics(group):
+            tps += [(t, int(p)) for p in self.cluster._children(f"/consumers/{group}/offsets/{t}") if p.isdigit()]
+        datas = self._text([f"/consumers/{group}/offsets/{t}/{p}" for t, p in tps])
+        return {tp: int(d.strip()) for tp, d in zip(tps, datas, strict=True) if d is not None and d.strip().lstrip("-").isdigit()}
+
+    def members(self, group: str) -> list[str]:
+        """Registered consumer ids (`/consumers/g/ids`): non-empty means the group is active."""
+        return sorted(self.cluster._children(f"/consumers/{group}/ids"))
+
+    def commit(self, group: str, offsets: dict[TP, int]) -> None:
+        """Write offset znodes (created with parents when missing), as ImportZkOffsets does."""
+        zk = self.cluster.client
+        try:
+            for (t, p), off in sorted(offsets.items()):
+                path = f"/consumers/{group}/offsets/{t}/{p}"
+                data = str(off).encode()
+                if zk.exists(path) is None:
+                    zk.create(path, data, makepath=True)
+                else:
+                    zk.set(path, data)
+        except Exception as exc:  # noqa: BLE001 - kazoo raises many types; all mean "not written"
+            raise ClusterError(f"ZooKeeper: cannot write offsets of {group}: {exc}") from None

@@ -1,0 +1,516 @@
+"""A protocol-faithful fake Kafka cluster for the group-offsets tests and benchmark.
+
+Each fake broker listens on its own 127.0.0.1 port and speaks the real Kafka wire protocol: requests
+and responses are encoded and decoded with kafka-python's own message classes (generated from
+Kafka's JSON schemas), so the real `KafkaAdminClient` and kafkatool's own requests talk to it over
+real sockets.  It answers what `kafkatool offsets` uses — ApiVersions, Metadata, FindCoordinator,
+ListGroups, DescribeGroups, OffsetFetch, ListOffsets, Fetch, OffsetCommit — with the broker's
+rules where they matter: leaders and coordinators answer for their own partitions and groups only
+(NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR otherwise), ListOffsets by timestamp finds the first
+offset at or after it, Fetch returns whole v2 batches from the one holding the fetch offset and
+honours partition and response byte limits (a partial batch when the first one does not fit, full
+batch only for the first partition, as `minOneMessage` does), OffsetCommit with generation -1 is
+refused while the group has members, and ApiVersions answers an unsupported version with a v0 error
+response as brokers do.
+
+Every request is counted per (broker id, API name) in `cluster.requests`, which is how the tests
+check that work is batched per broker.
+"""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import struct
+import threading
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka.protocol.api_key import ApiKey
+from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+
+from kafkatool.log.writer import Record, encode_v2_batch
+from kafkatool.ops.offsets_log import offsets_partition_for
+
+NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+UNKNOWN_TOPIC_OR_PARTITION = 3
+NOT_LEADER_OR_FOLLOWER = 6
+NOT_COORDINATOR = 16
+UNKNOWN_MEMBER_ID = 25
+UNSUPPORTED_VERSION = 35
+
+TP = tuple[str, int]
+
+
+def _message_classes(kind: str) -> dict[int, Any]:
+    import kafka.protocol.admin  # noqa: F401 - registers the message classes
+    import kafka.protocol.consumer  # noqa: F401
+    import kafka.protocol.metadata  # noqa: F401
+
+    def subclasses(c: type) -> Any:
+        for s in c.__subclasses__():
+            yield s
+            yield from subclasses(s)
+
+    return {
+        s.API_KEY: s
+        for s in subclasses(ApiMessage)
+        if getattr(s, "_class_version", 1) is None and s._json["type"] == kind
+    }
+
+
+_REQUESTS = _message_classes("request")
+_RESPONSES = _message_classes("response")
+
+
+def encode_consumer_assignment(partitions: list[TP], user_data: bytes | None = None) -> bytes:
+    """ConsumerProtocolAssignment v0: topics in order of first appearance."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in partitions:
+        by_topic.setdefault(t, []).append(p)
+    out = [struct.pack(">hi", 0, len(by_topic))]
+    for t, ps in by_topic.items():
+        tb = t.encode()
+        out.append(struct.pack(">h", len(tb)) + tb + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", p) for p in ps))
+    out.append(struct.pack(">i", -1) if user_data is None else struct.pack(">i", len(user_data)) + user_data)
+    return b"".join(out)
+
+
+def encode_consumer_subscription(topics: list[str]) -> bytes:
+    out = [struct.pack(">hi", 0, len(topics))]
+    for t in topics:
+        tb = t.encode()
+        out.append(struct.pack(">h", len(tb)) + tb)
+    out.append(struct.pack(">i", -1))
+    return b"".join(out)
+
+
+@dataclass
+class FakePartition:
+    """A partition's log, described rather than stored: offsets [log_start, log_end), timestamps
+    `first_timestamp + (offset * interval_ms)`, batches of `batch_records` aligned on multiples of it."""
+
+    leader: int
+    replicas: list[int]
+    log_start: int = 0
+    log_end: int = 0
+    first_timestamp: int = 1_700_000_000_000
+    interval_ms: int = 1000
+    batch_records: int = 10
+    value_bytes: int = 32
+
+    def timestamp_of(self, offset: int) -> int:
+        return self.first_timestamp + offset * self.interval_ms
+
+    def offset_for_time(self, ts: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record at or after ts, or (-1, -1)."""
+        if self.log_end <= self.log_start:
+            return -1, -1
+        if ts <= self.timestamp_of(self.log_start):
+            return self.log_start, self.timestamp_of(self.log_start)
+        off = self.log_start + -(-(ts - self.timestamp_of(self.log_start)) // self.interval_ms)
+        if off >= self.log_end:
+            return -1, -1
+        return off, self.timestamp_of(off)
+
+    codec: int = 0
+    _cache: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False)
+
+    def batch(self, base: int) -> bytes:
+        last = min(base + self.batch_records, self.log_end) - 1
+        key = (base, last)
+        if key not in self._cache:
+            recs = [
+                Record(o, self.timestamp_of(o), f"k{o}".encode(), b"v" * self.value_bytes, (), -1, None, True)
+                for o in range(base, last + 1)
+            ]
+            self._cache[key] = encode_v2_batch(recs, base, codec=self.codec)
+        return self._cache[key]
+
+
+@dataclass
+class FakeMember:
+    member_id: str
+    client_id: str
+    client_host: str
+    assignment: list[TP] = field(default_factory=list)
+    group_instance_id: str | None = None
+    assignment_bytes: bytes | None = None  # raw bytes to send instead (non-consumer protocols)
+
+
+@dataclass
+class FakeGroup:
+    group_id: str
+    state: str = "Empty"
+    protocol_type: str = "consumer"
+    protocol: str = ""
+    members: list[FakeMember] = field(default_factory=list)
+    offsets: dict[TP, tuple[int, str]] = field(default_factory=dict)
+    commits: int = 0
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        broker: _Broker = self.server.broker  # type: ignore[attr-defined]
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while True:
+            head = _recv_exact(sock, 4)
+            if head is None:
+                return
+            (size,) = struct.unpack(">i", head)
+            body = _recv_exact(sock, size)
+            if body is None:
+                return
+            reply = broker.cluster._dispatch(broker.node_id, body)
+            if reply is None:
+                return
+            sock.sendall(reply)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        try:
+            c = sock.recv(n)
+        except OSError:
+            return None
+        if not c:
+            return None
+        chunks.append(c)
+        n -= len(c)
+    return b"".join(chunks)
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+@dataclass
+class _Broker:
+    node_id: int
+    cluster: FakeKafkaCluster
+    server: _Server | None = None
+    thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
+
+
+class FakeKafkaCluster:
+    """In-process brokers speaking Kafka's protocol; use as a context manager."""
+
+    def __init__(self, brokers: int = 1, version: tuple[int, int] = (3, 3), cluster_id: str = "fake-cluster") -> None:
+        self.version = version
+        self.api_versions: dict[int, tuple[int, int]] = dict(BROKER_API_VERSIONS[version])
+        self.cluster_id = cluster_id
+        self.brokers = {i: _Broker(i, self) for i in range(brokers)}
+        self.topics: dict[str, dict[int, FakePartition]] = {}
+        self.topic_ids: dict[str, uuid.UUID] = {}
+        self.groups: dict[str, FakeGroup] = {}
+        self.requests: Counter[tuple[int, str]] = Counter()
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> FakeKafkaCluster:
+        for b in self.brokers.values():
+            b.server = _Server(("127.0.0.1", 0), _Handler)
+            b.server.broker = b  # type: ignore[attr-defined]
+            b.thread = threading.Thread(target=b.server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-broker-{b.node_id}", daemon=True)
+            b.thread.start()
+        return self
+
+    def stop(self) -> None:
+        for b in self.brokers.values():
+            if b.server is not None:
+                b.server.shutdown()
+                b.server.server_close()
+                b.server = None
+
+    def __enter__(self) -> FakeKafkaCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers.values())
+
+    def endpoint(self, node_id: int) -> tuple[str, int]:
+        return "127.0.0.1", self.brokers[node_id].port
+
+    # ------------------------------------------------------------------ state
+    def add_topic(self, name: str, partitions: int, log_end: int | list[int] = 0, **kw: Any) -> None:
+        ids = sorted(self.brokers)
+        with self.lock:
+            self.topic_ids[name] = uuid.uuid5(uuid.NAMESPACE_DNS, name)
+            parts = {}
+            for p in range(partitions):
+                leader = ids[p % len(ids)]
+                end = log_end[p] if isinstance(log_end, list) else log_end
+                parts[p] = FakePartition(leader, [leader], log_end=end, **kw)
+            self.topics[name] = parts
+
+    def partition(self, topic: str, partition: int) -> FakePartition:
+        return self.topics[topic][partition]
+
+    def add_group(self, group_id: str, **kw: Any) -> FakeGroup:
+        with self.lock:
+            g = FakeGroup(group_id, **kw)
+            self.groups[group_id] = g
+            return g
+
+    def coordinator_of(self, group: str) -> int:
+        ids = sorted(self.brokers)
+        return ids[offsets_partition_for(group, len(ids))]
+
+    def count(self, api: str) -> dict[int, int]:
+        """Requests of one API per broker id."""
+        return {n: c for (n, a), c in self.requests.items() if a == api}
+
+    # ------------------------------------------------------------------ protocol
+    def _dispatch(self, node_id: int, body: bytes) -> bytes | None:
+        api_key, version, correlation_id = struct.unpack_from(">hhi", body, 0)
+        name = ApiKey(api_key).name
+        with self.lock:
+            self.requests[(node_id, name)] += 1
+        resp_cls = _RESPONSES[api_key]
+        lo, hi = self.api_versions.get(api_key, (0, -1))
+        if api_key == ApiKey.ApiVersions and not lo <= version <= hi:
+            resp = resp_cls(version=0, error_code=UNSUPPORTED_VERSION, api_keys=self._api_keys(resp_cls))
+            resp.with_header(correlation_id=correlation_id)
+            return bytes(resp.encode(header=True, framed=True))
+        if not lo <= version <= hi:
+            return None  # a real broker closes the connection on an unsupported version
+        req = _REQUESTS[api_key].decode(body, version=version, header=True)
+        handler = getattr(self, f"_on_{name}", None)
+        if handler is None:
+            return None
+        with self.lock:
+            fields = handler(node_id, req, version, resp_cls)
+        resp = resp_cls(version=version, **fields)
+        resp.with_header(correlation_id=correlation_id)
+        return bytes(resp.encode(header=True, framed=True))
+
+    def _api_keys(self, resp_cls: Any) -> list[Any]:
+        return [resp_cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(self.api_versions.items())]
+
+    def _on_ApiVersions(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        return {"error_code": 0, "api_keys": self._api_keys(R), "throttle_time_ms": 0}
+
+    def _on_Metadata(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        brokers = [R.MetadataResponseBroker(node_id=i, host="127.0.0.1", port=b.port, rack=None) for i, b in self.brokers.items()]
+        names = list(self.topics) if req.topics is None else [t.name for t in req.topics]
+        topics = []
+        for name in names:
+            parts = self.topics.get(name)
+            if parts is None:
+                topics.append(R.MetadataResponseTopic(error_code=UNKNOWN_TOPIC_OR_PARTITION, name=name,
+                                                      topic_id=uuid.UUID(int=0), is_internal=False, partitions=[]))
+                continue
+            topics.append(R.MetadataResponseTopic(
+                error_code=0, name=name, topic_id=self.topic_ids[name], is_internal=False,
+                partitions=[R.MetadataResponseTopic.MetadataResponsePartition(
+                    error_code=0, partition_index=p, leader_id=fp.leader, leader_epoch=0,
+                    replica_nodes=fp.replicas, isr_nodes=fp.replicas, offline_replicas=[])
+                    for p, fp in sorted(parts.items())]))
+        return {"throttle_time_ms": 0, "brokers": brokers, "cluster_id": self.cluster_id,
+                "controller_id": min(self.brokers), "topics": topics}
+
+    def _on_FindCoordinator(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        if v < 4:
+            c = self.coordinator_of(req.key)
+            return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "node_id": c,
+                    "host": "127.0.0.1", "port": self.brokers[c].port}
+        coords = []
+        for key in req.coordinator_keys:
+            c = self.coordinator_of(key)
+            coords.append(R.Coordinator(key=key, node_id=c, host="127.0.0.1", port=self.brokers[c].port,
+                                        error_code=0, error_message=None))
+        return {"throttle_time_ms": 0, "coordinators": coords}
+
+    def _on_ListGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        states = set(req.states_filter or []) if v >= 4 else set()
+        groups = [
+            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type="classic")
+            for g in self.groups.values()
+            if self.coordinator_of(g.group_id) == node and (not states or g.state in states)
+        ]
+        return {"throttle_time_ms": 0, "error_code": 0, "groups": groups}
+
+    def _on_DescribeGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        out = []
+        M = R.DescribedGroup.DescribedGroupMember
+        for gid in req.groups:
+            if self.coordinator_of(gid) != node:
+                out.append(R.DescribedGroup(error_code=NOT_COORDINATOR, error_message=None, group_id=gid, group_state="",
+                                            protocol_type="", protocol_data="", members=[]))
+                continue
+            g = self.groups.get(gid)
+            if g is None:
+                out.append(R.DescribedGroup(error_code=0, error_message=None, group_id=gid, group_state="Dead",
+                                            protocol_type="", protocol_data="", members=[]))
+                continue
+            members = [
+                M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                  client_host=m.client_host,
+                  member_metadata=encode_consumer_subscription(sorted({t for t, _ in m.assignment})),
+                  member_assignment=m.assignment_bytes if m.assignment_bytes is not None else encode_consumer_assignment(m.assignment))
+                for m in g.members
+            ]
+            out.append(R.DescribedGroup(error_code=0, error_message=None, group_id=gid, group_state=g.state,
+                                        protocol_type=g.protocol_type, protocol_data=g.protocol, members=members))
+        return {"throttle_time_ms": 0, "groups": out}
+
+    def _group_offsets(self, gid: str, topics: Any, R_topic: Any, R_part: Any) -> list[Any]:
+        g = self.groups.get(gid)
+        offsets = g.offsets if g else {}
+        wanted: dict[str, list[int]] = {}
+        if topics is None:
+            for (t, p) in sorted(offsets):
+                wanted.setdefault(t, []).append(p)
+        else:
+            for t in topics:
+                wanted[t.name] = list(t.partition_indexes)
+        out = []
+        for t, ps in wanted.items():
+            parts = []
+            for p in ps:
+                off, meta = offsets.get((t, p), (-1, ""))
+                parts.append(R_part(partition_index=p, committed_offset=off, committed_leader_epoch=-1,
+                                    metadata=meta, error_code=0))
+            out.append(R_topic(name=t, partitions=parts))
+        return out
+
+    def _on_OffsetFetch(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        if v < 8:
+            if self.coordinator_of(req.group_id) != node:
+                return {"throttle_time_ms": 0, "topics": [], "error_code": NOT_COORDINATOR}
+            T = R.OffsetFetchResponseTopic
+            return {"throttle_time_ms": 0, "error_code": 0,
+                    "topics": self._group_offsets(req.group_id, req.topics, T, T.OffsetFetchResponsePartition)}
+        groups = []
+        G = R.OffsetFetchResponseGroup
+        T = G.OffsetFetchResponseTopics
+        for rg in req.groups:
+            if self.coordinator_of(rg.group_id) != node:
+                groups.append(G(group_id=rg.group_id, topics=[], error_code=NOT_COORDINATOR))
+                continue
+            groups.append(G(group_id=rg.group_id, error_code=0,
+                            topics=self._group_offsets(rg.group_id, rg.topics, T, T.OffsetFetchResponsePartitions)))
+        return {"throttle_time_ms": 0, "groups": groups}
+
+    def _on_ListOffsets(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        T = R.ListOffsetsTopicResponse
+        P = T.ListOffsetsPartitionResponse
+        topics = []
+        for t in req.topics:
+            parts = []
+            for rp in t.partitions:
+                fp = self.topics.get(t.name, {}).get(rp.partition_index)
+                if fp is None:
+                    parts.append(P(partition_index=rp.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                                   timestamp=-1, offset=-1, leader_epoch=-1, old_style_offsets=[]))
+                    continue
+                if fp.leader != node:
+                    parts.append(P(partition_index=rp.partition_index, error_code=NOT_LEADER_OR_FOLLOWER,
+                                   timestamp=-1, offset=-1, leader_epoch=-1, old_style_offsets=[]))
+                    continue
+                ts = rp.timestamp
+                if ts == -1:
+                    off, rts = fp.log_end, -1
+                elif ts == -2:
+                    off, rts = fp.log_start, -1
+                elif ts == -3:
+                    off, rts = (fp.log_end - 1, fp.timestamp_of(fp.log_end - 1)) if fp.log_end > fp.log_start else (-1, -1)
+                else:
+                    off, rts = fp.offset_for_time(ts)
+                parts.append(P(partition_index=rp.partition_index, error_code=0, timestamp=rts, offset=off,
+                               leader_epoch=0, old_style_offsets=[off]))
+            topics.append(T(name=t.name, partitions=parts))
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def _on_Fetch(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        T = R.FetchableTopicResponse
+        P = T.PartitionData
+        by_id = {tid: name for name, tid in self.topic_ids.items()}
+        budget = req.max_bytes if v >= 3 else 2**31 - 1
+        first_with_data = True
+        responses = []
+        for t in req.topics:
+            name = by_id.get(t.topic_id) if v >= 13 else t.topic
+            parts = []
+            for rp in t.partitions:
+                fp = self.topics.get(name or "", {}).get(rp.partition)
+                err, records = NONE, b""
+                if fp is None:
+                    err = UNKNOWN_TOPIC_OR_PARTITION
+                elif fp.leader != node:
+                    err = NOT_LEADER_OR_FOLLOWER
+                elif not fp.log_start <= rp.fetch_offset <= fp.log_end:
+                    err = OFFSET_OUT_OF_RANGE
+                elif budget <= 0:
+                    records = b""  # the response's max_bytes is used up: nothing more, no error
+                else:
+                    limit = min(rp.partition_max_bytes, budget)
+                    base = rp.fetch_offset - (rp.fetch_offset % fp.batch_records)
+                    base = max(base, fp.log_start)
+                    chunks: list[bytes] = []
+                    size = 0
+                    while base < fp.log_end:
+                        b = fp.batch(base)
+                        if size + len(b) > limit:
+                            if not chunks:
+                                chunks.append(b if first_with_data else b[: max(0, limit)])
+                                size += len(chunks[-1])
+                            break
+                        chunks.append(b)
+                        size += len(b)
+                        base = min(base + fp.batch_records, fp.log_end)
+                    records = b"".join(chunks)
+                    if records:
+                        first_with_data = False
+                        budget -= len(records)
+                hw = fp.log_end if fp else -1
+                parts.append(P(partition_index=rp.partition, error_code=err, high_watermark=hw, last_stable_offset=hw,
+                               log_start_offset=fp.log_start if fp else -1, aborted_transactions=None,
+                               preferred_read_replica=-1, records=records))
+            responses.append(T(topic=name, topic_id=t.topic_id, partitions=parts))
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+    def _on_OffsetCommit(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        T = R.OffsetCommitResponseTopic
+        P = T.OffsetCommitResponsePartition
+        gid = req.group_id
+        g = self.groups.get(gid)
+        if self.coordinator_of(gid) != node:
+            code = NOT_COORDINATOR
+        elif g is not None and g.state not in ("Empty", "Dead") and req.generation_id_or_member_epoch < 0:
+            code = UNKNOWN_MEMBER_ID
+        else:
+            code = NONE
+        if code == NONE and g is None:
+            g = self.add_group(gid)
+        topics = []
+        for t in req.topics:
+            parts = []
+            for rp in t.partitions:
+                pcode = code
+                if pcode == NONE and rp.partition_index not in self.topics.get(t.name, {}):
+                    pcode = UNKNOWN_TOPIC_OR_PARTITION
+                if pcode == NONE:
+                    assert g is not None
+                    g.offsets[(t.name, rp.partition_index)] = (rp.committed_offset, rp.committed_metadata or "")
+                parts.append(P(partition_index=rp.partition_index, error_code=pcode))
+            topics.append(T(name=t.name, partitions=parts))
+        if code == NONE and g is not None:
+            g.commits += 1
+        return {"throttle_time_ms": 0, "topics": topics}
