@@ -1,0 +1,775 @@
+"""`kafkatool offsets`: group offsets and lag (in messages and in time), export, reset, end offsets.
+
+`kafkatool offsets --group G ...` describes; `export`, `reset` and `end` are subcommands.  The work
+is in `kafkatool.cluster.groups` (cluster access), `kafkatool.ops.offsets_log` (offline replay) and
+`kafkatool.ops.offsets_report` (rows, Kafka's texts, file formats); this module parses options,
+opens connections and renders.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
+from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, Timeout, cluster_errors
+from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
+from kafkatool.cli.progress import progress
+from kafkatool.cli.render import check_format, render_rows
+
+DESCRIBE_HELP = """Committed offsets, log-end offsets and lag of consumer groups, live or from log segments.
+
+\b
+Sources (exactly one kind):
+  --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe (Kafka 3.3)
+  --zookeeper Z           ZooKeeper-stored groups (old consumers); text is ConsumerOffsetChecker;
+                          log-end offsets from the brokers registered in ZooKeeper (or --bootstrap-server)
+  --log-dir DIR           offline: replay __consumer_offsets-* segments (no broker needed)
+
+--time-lag adds the timestamp of the record at each committed offset and its age; --sample SECONDS
+also measures consume and produce rates over that many seconds and estimates the time to drain.
+Nothing is ever consumed or committed as the group.
+
+\b
+Examples:
+  kafkatool offsets --bootstrap-server kafka:9092 --group orders-app
+  kafkatool offsets --bootstrap-server kafka:9092 --all-groups --members --verbose
+  kafkatool offsets --bootstrap-server kafka:9092 --group orders-app --state
+  kafkatool offsets --bootstrap-server kafka:9092 --group orders-app --time-lag --sample 10
+  kafkatool offsets --zookeeper zk:2181/kafka --group old-app --broker-info
+  kafkatool offsets --log-dir /var/lib/kafka --group orders-app
+  kafkatool offsets --log-dir /var/lib/kafka --group orders-app --history --format ndjson
+  kafkatool offsets --bootstrap-server kafka:9092 --all-groups --max-lag 10000 --format json
+  kafkatool offsets export --bootstrap-server kafka:9092 --group orders-app > orders-app.csv
+  kafkatool offsets reset --bootstrap-server kafka:9092 --group orders-app --from-file orders-app.csv --execute
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --time -2
+
+Exit codes: 0 ok; 1 lag over --max-lag/--max-time-lag, damaged __consumer_offsets records, or a reset
+refused because the group is active; 2 usage or input error (unknown group, bad file); 3 cluster or
+I/O failure.
+"""
+
+offsets_app = typer.Typer(
+    name="offsets",
+    help=DESCRIBE_HELP,
+    invoke_without_command=True,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(offsets_app, name="offsets")
+
+TEXT_FORMATS = ("text", "json", "ndjson", "csv", "table")
+
+# -- shared options ---------------------------------------------------------------------------------
+_GROUP = typer.Option(None, "--group", "-g", help="Consumer group (repeat for several).")
+_ALL_GROUPS = typer.Option(False, "--all-groups", help="Every group of the source.")
+_BOOTSTRAP = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT[,HOST:PORT…]",
+                          help="Brokers (Admin API); with --zookeeper only used to read log-end offsets.")
+_ZOOKEEPER = typer.Option(None, "--zookeeper", metavar="HOST:PORT[,…][/CHROOT]",
+                          help="ZooKeeper of a Kafka 0.8–2.x cluster: groups of the old (ZooKeeper) consumer.")
+_TOPIC = typer.Option(None, "--topic", "-t", help="Only these topics (repeat or comma-separate).")
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+@contextmanager
+def _translate(thing: str = "offsets") -> Iterator[None]:
+    """Cluster errors as the other cluster commands report them; plan/file errors -> exit 2."""
+    from kafkatool.ops.offsets_report import OffsetsFileError, ResetError
+
+    try:
+        with cluster_errors(thing):
+            yield
+    except (OffsetsFileError, ResetError) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
+@contextmanager
+def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, zk: Any = None) -> Iterator[Any]:
+    """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper."""
+    from kafkatool.cluster.connect import ClusterError
+    from kafkatool.cluster.groups import BrokerOffsets
+
+    if not bootstrap and zk is not None:
+        brokers = zk.brokers()
+        if not brokers:
+            raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
+        bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
+    assert bootstrap
+    b = BrokerOffsets.connect(bootstrap, command_config, timeout)
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+@contextmanager
+def _zookeeper(connect: str, timeout: float) -> Iterator[Any]:
+    from kafkatool.cluster.groups import ZkGroups
+
+    z = ZkGroups.connect(connect, timeout)
+    try:
+        yield z
+    finally:
+        z.close()
+
+
+def _check_source(bootstrap: str | None, zookeeper: str | None, log_dirs: list[Path] | None, offline_ok: bool = True) -> str:
+    kinds = [k for k, v in (("bootstrap", bootstrap), ("zookeeper", zookeeper), ("log-dir", log_dirs)) if v]
+    if "log-dir" in kinds and len(kinds) > 1:
+        raise CliError("--log-dir reads segments offline: do not combine it with --bootstrap-server or --zookeeper")
+    if not kinds:
+        raise CliError("give --bootstrap-server, --zookeeper" + (" or --log-dir" if offline_ok else ""))
+    if "log-dir" in kinds and not offline_ok:
+        raise CliError("--log-dir is not supported here: this needs a live cluster")
+    if "zookeeper" in kinds:
+        return "zookeeper"
+    return kinds[0]
+
+
+def _check_groups(groups: list[str], all_groups: bool, what: str = "offsets") -> None:
+    if all_groups and groups:
+        raise CliError("give --group or --all-groups, not both")
+    if not all_groups and not groups:
+        raise CliError(f"{what}: give --group G (repeatable) or --all-groups")
+
+
+def _check_timeout(timeout: float) -> None:
+    if not timeout > 0:
+        raise CliError("--timeout must be positive")
+
+
+def _read_log_dirs(log_dirs: list[Path], groups: list[str] | None, quiet: bool, offsets_partitions: int | None,
+                   on_event: Any = None) -> Any:
+    from kafkatool.ops.offsets_log import offsets_partition_dirs, replay_log_dirs
+
+    for d in log_dirs:
+        if not d.exists():
+            raise CliError(f"{d}: no such file or directory", EXIT_USAGE)
+        if not d.is_dir():
+            raise CliError(f"{d}: not a directory", EXIT_USAGE)
+    dirs = [p for d in log_dirs for p in offsets_partition_dirs(d)]
+    if not dirs:
+        raise CliError(f"{', '.join(map(str, log_dirs))}: no __consumer_offsets-* partition directories", EXIT_USAGE)
+    total = sum(f.stat().st_size for p in dirs for f in p.glob("*.log"))
+    with progress("reading __consumer_offsets", total, quiet=quiet, unit_bytes=True) as bar:
+        return replay_log_dirs(log_dirs, groups, on_event, offsets_partitions, bar.advance)
+
+
+def _emit(out: str, err: str = "") -> None:
+    if out:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    if err:
+        sys.stderr.write(err)
+        sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------------------------------
+# describe (the group's callback)
+
+
+@offsets_app.callback()
+@handle_errors
+def describe(
+    ctx: typer.Context,
+    group: list[str] = _GROUP,
+    all_groups: bool = _ALL_GROUPS,
+    bootstrap_server: str = _BOOTSTRAP,
+    zookeeper: str = _ZOOKEEPER,
+    log_dir: list[Path] = typer.Option(None, "--log-dir", help="Broker log dir(s) holding __consumer_offsets-* (offline)."),
+    command_config: CommandConfig = None,
+    topic: list[str] = _TOPIC,
+    members: bool = typer.Option(False, "--members", help="Members of the group (kafka-consumer-groups --members)."),
+    verbose: bool = typer.Option(False, "--verbose", help="With --members: each member's partitions."),
+    state: bool = typer.Option(False, "--state", help="Coordinator, assignment strategy, state and member count."),
+    broker_info: bool = typer.Option(False, "--broker-info", help="ZooKeeper groups: print the brokers asked (ConsumerOffsetChecker)."),
+    time_lag: bool = typer.Option(False, "--time-lag", help="Timestamp of the record at each committed offset, and its age."),
+    sample: float = typer.Option(None, "--sample", help="Measure consume/produce rates over SECONDS and estimate time to drain (implies --time-lag)."),
+    max_lag: int = typer.Option(None, "--max-lag", help="Exit 1 when any partition lags more than N messages."),
+    max_time_lag: float = typer.Option(None, "--max-time-lag", help="Exit 1 when any partition's time lag exceeds SECONDS."),
+    history: bool = typer.Option(False, "--history", help="Offline: every commit with its commit time, oldest first."),
+    offsets_partitions: int = typer.Option(None, "--offsets-partitions", help="Offline: __consumer_offsets partition count, to read only the groups' partitions."),
+    fetch_bytes: int = typer.Option(2048, "--fetch-bytes", help="Time lag: bytes fetched per partition at first (a compressed batch cut short is fetched again whole)."),
+    output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, ndjson, csv or table."),
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    fmt = check_format(output_format, TEXT_FORMATS)
+    groups = list(dict.fromkeys(_split(group)))
+    topics = _split(topic) or None
+    _check_timeout(timeout)
+    source = _check_source(bootstrap_server, zookeeper, log_dir)
+    if history and source != "log-dir":
+        raise CliError("--history reads the log: it needs --log-dir")
+    if not history:
+        _check_groups(groups, all_groups)
+    elif groups and all_groups:
+        raise CliError("give --group or --all-groups, not both")
+    if members and state:
+        raise CliError("choose at most one of --members and --state")
+    if verbose and not members:
+        raise CliError("--verbose goes with --members")
+    if (members or state) and source == "zookeeper":
+        raise CliError("--members and --state describe Kafka-stored groups: use --bootstrap-server")
+    if state and source == "log-dir":
+        raise CliError("--state needs the coordinator: use --bootstrap-server")
+    if broker_info and source != "zookeeper":
+        raise CliError("--broker-info goes with --zookeeper (ConsumerOffsetChecker)")
+    if sample is not None and not sample > 0:
+        raise CliError("--sample must be a positive number of seconds")
+    if (time_lag or sample) and source == "log-dir":
+        raise CliError("--time-lag and --sample read records from the brokers: use --bootstrap-server or --zookeeper")
+    if fetch_bytes < 1:
+        raise CliError("--fetch-bytes must be positive")
+    if sample is not None:
+        time_lag = True
+    from kafkatool.ops import offsets_report as rep
+
+    with _translate():
+        if source == "log-dir":
+            _describe_offline(log_dir, groups if not all_groups else None, topics, members, verbose, history,
+                              offsets_partitions, fmt, quiet)
+            return
+        if source == "zookeeper":
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                names = zk.list_groups() if all_groups else groups
+
+                def gather() -> list[Any]:
+                    return rep.gather_zookeeper(zk, bo, names, topics)
+
+                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+                broker_map = {b.id: f"{b.host}:{b.port}" for b in zk.brokers().values()} if broker_info else None
+        else:
+            from kafkatool.cluster.groups import KafkaGroups
+
+            with _brokers(bootstrap_server, command_config, timeout) as bo:
+                kg = KafkaGroups(bo)
+                names = kg.list_groups() if all_groups else groups
+
+                def gather() -> list[Any]:
+                    return rep.gather_kafka(kg, bo, names, topics)
+
+                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+            broker_map = None
+    _render_describe(reports, source, fmt, members, verbose, state, time_lag, sample is not None, broker_map)
+    _exit_for(reports, groups if not all_groups else [], max_lag, max_time_lag)
+
+
+def _collect(gather: Any, brokers: Any, time_lag: bool, sample: float | None, fetch_bytes: int) -> list[Any]:
+    from kafkatool.ops import offsets_report as rep
+
+    if sample is not None:
+        first = rep.sample_key(gather())
+        start = time.monotonic()
+        time.sleep(sample)
+        reports = gather()
+        rep_elapsed = time.monotonic() - start
+        for r in reports:
+            rep.apply_rates(r.rows, first, rep_elapsed)
+    else:
+        reports = gather()
+    if time_lag:
+        rep.add_time_lag(reports, brokers, int(time.time() * 1000), fetch_bytes)
+    return list(reports)
+
+
+def _columns(time_lag: bool, rates: bool) -> list[str]:
+    from kafkatool.ops import offsets_report as rep
+
+    return rep.ROW_COLUMNS + (rep.TIME_COLUMNS if time_lag else []) + (rep.RATE_COLUMNS if rates else [])
+
+
+def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, verbose: bool, state: bool,
+                     time_lag: bool, rates: bool, broker_map: dict[int, str] | None) -> None:
+    from kafkatool.ops import offsets_report as rep
+
+    if fmt != "text":
+        if members:
+            render_rows((m.as_row() for r in reports if r.state is not None for m in r.members), fmt,
+                        ["group", "consumer_id", "group_instance_id", "host", "client_id", "partitions", "assignment"])
+        elif state:
+            render_rows((_state_row(r).as_row() for r in reports), fmt,
+                        ["group", "coordinator_id", "coordinator", "assignment_strategy", "state", "members"])
+        else:
+            render_rows((row.as_row() for r in reports for row in r.rows), fmt, _columns(time_lag, rates))
+        return
+    if time_lag:
+        _emit(rep.format_time_lag([row for r in reports for row in r.rows], rates))
+        return
+    if source == "zookeeper":
+        for r in reports:
+            if r.state is None:
+                continue
+            _emit(rep.format_offset_checker(r.rows, broker_map))
+        return
+    if members:
+        _emit(*rep.format_members([(r.group, r.state, r.members if r.state is not None else None) for r in reports], verbose))
+    elif state:
+        _emit(*rep.format_state([_state_row(r) for r in reports if r.state is not None]))
+    else:
+        _emit(*rep.format_describe([(r.group, r.state, r.rows if r.state is not None else None) for r in reports]))
+    pending = [(r.group, r.pending) for r in reports if r.pending]
+    for g, n in pending:
+        sys.stderr.write(f"kafkatool: note: group '{g}' has {n} transactional offset commit(s) still pending (not counted)\n")
+
+
+def _state_row(r: Any) -> Any:
+    from kafkatool.ops.offsets_report import StateRow
+
+    return StateRow(r.group, r.coordinator_id, r.coordinator, r.protocol, r.state or "Dead", len(r.members))
+
+
+def _exit_for(reports: list[Any], requested: list[str], max_lag: int | None, max_time_lag: float | None,
+              problems: list[str] | None = None) -> None:
+    missing = [r.group for r in reports if r.group in requested and (r.state is None or r.state == "Dead")]
+    over = []
+    for r in reports:
+        for row in r.rows:
+            if max_lag is not None and row.lag is not None and row.lag > max_lag:
+                over.append(f"{row.group} {row.topic}-{row.partition} lag {row.lag}")
+            elif max_time_lag is not None and row.time_lag_ms is not None and row.time_lag_ms > max_time_lag * 1000:
+                over.append(f"{row.group} {row.topic}-{row.partition} time lag {row.time_lag_ms / 1000:g}s")
+    if problems:
+        for p in problems[:20]:
+            sys.stderr.write(f"kafkatool: {p}\n")
+        raise typer.Exit(EXIT_FINDINGS)
+    if missing:
+        raise CliError(f"group {', '.join(repr(g) for g in missing)}: does not exist", EXIT_USAGE)
+    if over:
+        more = f" (and {len(over) - 1} more)" if len(over) > 1 else ""
+        raise CliError(f"lag over the limit: {over[0]}{more}", EXIT_FINDINGS)
+
+
+def _describe_offline(log_dirs: list[Path], groups: list[str] | None, topics: list[str] | None, members: bool,
+                      verbose: bool, history: bool, offsets_partitions: int | None, fmt: str, quiet: bool) -> None:
+    from kafkatool.ops import offsets_report as rep
+
+    if history:
+        events: list[Any] = []
+        keep = set(topics or [])
+        st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions, events.append)
+        events = [e for e in events if not keep or e.topic in keep]
+        if fmt == "text":
+            _emit(rep.format_history(events))
+        else:
+            from dataclasses import asdict
+
+            render_rows((asdict(e) for e in events), fmt,
+                        ["kind", "group", "topic", "partition", "offset", "metadata", "commit_timestamp",
+                         "log_partition", "log_offset", "record_timestamp", "producer_id"])
+        _exit_for([], [], None, None, st.problems)
+        return
+    st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions)
+    reports = rep.gather_offline(st, log_dirs, groups, topics)
+    _render_describe(reports, "log-dir", fmt, members, verbose, False, False, False, None)
+    _exit_for(reports, groups or [], None, None, st.problems)
+
+
+# --------------------------------------------------------------------------------------------------
+# export
+
+
+EXPORT_HELP = """Export committed offsets: Kafka's --export CSV, ExportZkOffsets lines, or JSON.
+
+--format csv (default) prints `topic,partition,offset` for one group, `group,topic,partition,offset`
+for several (as kafka-consumer-groups --reset-offsets --export); --format zk prints
+`/consumers/<group>/offsets/<topic>/<partition>:<offset>` (ExportZkOffsets); --format json adds the
+log-end offset, lag and the timestamp of the record at the committed offset.  Any of them is read
+back by `kafkatool offsets reset --from-file`.
+
+\b
+Examples:
+  kafkatool offsets export --bootstrap-server kafka:9092 --group orders-app > orders-app.csv
+  kafkatool offsets export --zookeeper zk:2181 --all-groups --format zk --output offsets.txt
+  kafkatool offsets export --bootstrap-server kafka:9092 --group a --group b --format json
+  kafkatool offsets export --log-dir /var/lib/kafka --all-groups --format csv
+"""
+
+
+@offsets_app.command("export", help=EXPORT_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
+@handle_errors
+def export(
+    group: list[str] = _GROUP,
+    all_groups: bool = _ALL_GROUPS,
+    bootstrap_server: str = _BOOTSTRAP,
+    zookeeper: str = _ZOOKEEPER,
+    log_dir: list[Path] = typer.Option(None, "--log-dir", help="Offline: broker log dir(s) with __consumer_offsets-*."),
+    command_config: CommandConfig = None,
+    topic: list[str] = _TOPIC,
+    output_format: str = typer.Option("csv", "--format", help="csv (Kafka's --export), zk (ExportZkOffsets) or json."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    fmt = check_format(output_format, ("csv", "zk", "json"))
+    groups = list(dict.fromkeys(_split(group)))
+    topics = _split(topic) or None
+    _check_groups(groups, all_groups, "export")
+    _check_timeout(timeout)
+    source = _check_source(bootstrap_server, zookeeper, log_dir)
+    from kafkatool.ops import offsets_report as rep
+
+    with _translate():
+        if source == "log-dir":
+            st = _read_log_dirs(log_dir, None if all_groups else groups, quiet, None)
+            reports = rep.gather_offline(st, log_dir, None if all_groups else groups, topics)
+        elif source == "zookeeper":
+            with _zookeeper(zookeeper, timeout) as zk:
+                names = zk.list_groups() if all_groups else groups
+                if fmt == "json":
+                    with _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                        reports = rep.gather_zookeeper(zk, bo, names, topics)
+                        rep.add_time_lag(reports, bo, int(time.time() * 1000))
+                else:
+                    reports = _zk_export_reports(zk, names, topics)
+        else:
+            from kafkatool.cluster.groups import KafkaGroups
+
+            with _brokers(bootstrap_server, command_config, timeout) as bo:
+                kg = KafkaGroups(bo)
+                names = kg.list_groups() if all_groups else groups
+                reports = rep.gather_kafka(kg, bo, names, topics)
+                if fmt == "json":
+                    rep.add_time_lag(reports, bo, int(time.time() * 1000))
+    missing = [r.group for r in reports if not all_groups and (r.state is None or r.state == "Dead") and not r.rows]
+    if missing:
+        raise CliError(f"group {', '.join(repr(g) for g in missing)}: does not exist", EXIT_USAGE)
+    offsets = {
+        r.group: {(row.topic, row.partition): row.current_offset for row in r.rows
+                  if row.topic is not None and row.partition is not None and row.current_offset is not None and row.current_offset >= 0}
+        for r in reports
+    }
+    if fmt == "csv":
+        text = rep.export_csv(offsets, with_group=not (len(groups) == 1 and not all_groups))
+    elif fmt == "zk":
+        text = rep.export_zk(offsets)
+    else:
+        text = rep.export_json([row for r in reports for row in r.rows], int(time.time() * 1000))
+    if output is None:
+        _emit(text)
+    else:
+        from kafkatool.log.checkpoint import atomic_write
+
+        atomic_write(output, text.encode("utf-8"))
+
+
+def _zk_export_reports(zk: Any, names: list[str], topics: list[str] | None) -> list[Any]:
+    """ExportZkOffsets reads every offset znode (no broker needed)."""
+    from kafkatool.ops.offsets_report import GroupReport, PartitionLag
+
+    keep = set(topics or [])
+    out = []
+    for g in names:
+        if not zk.exists(g):
+            out.append(GroupReport(g, "zookeeper", None, [], []))
+            continue
+        rows = [PartitionLag(g, t, p, o, None, None) for (t, p), o in sorted(zk.all_committed(g).items()) if not keep or t in keep]
+        out.append(GroupReport(g, "zookeeper", "Empty", rows, []))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# reset
+
+
+RESET_HELP = """Reset committed offsets (kafka-consumer-groups --reset-offsets); a dry run unless --execute.
+
+Choose one scenario: --to-earliest, --to-latest, --to-current, --to-offset N, --shift-by N,
+--to-datetime YYYY-MM-DDTHH:mm:SS.sss (UTC unless a zone is given), --by-duration PnDTnHnMnS, or
+--from-file FILE (Kafka's CSV, ExportZkOffsets lines or kafkatool's JSON export).  Scope: --topic
+T (all partitions) or T:0,1,2, or --all-topics (the group's committed partitions); --from-file
+carries its own scope.  Explicit offsets are kept within [earliest, latest] as Kafka does.
+
+Refused (exit 1, nothing written) while a group has active members.  Kafka-stored groups are
+written with OffsetCommit; ZooKeeper groups (--zookeeper) by writing their offset znodes.
+
+\b
+Examples:
+  kafkatool offsets reset --bootstrap-server kafka:9092 --group app --all-topics --to-earliest
+  kafkatool offsets reset --bootstrap-server kafka:9092 --group app --topic orders:0,1 --shift-by -100 --execute
+  kafkatool offsets reset --bootstrap-server kafka:9092 --group app --all-topics --by-duration PT1H --execute
+  kafkatool offsets reset --zookeeper zk:2181 --group old-app --from-file offsets.txt --execute
+  kafkatool offsets reset --bootstrap-server kafka:9092 --group app --all-topics --to-latest --export
+"""
+
+
+@offsets_app.command("reset", help=RESET_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
+@handle_errors
+def reset(
+    group: list[str] = _GROUP,
+    all_groups: bool = _ALL_GROUPS,
+    bootstrap_server: str = _BOOTSTRAP,
+    zookeeper: str = _ZOOKEEPER,
+    command_config: CommandConfig = None,
+    topic: list[str] = typer.Option(None, "--topic", "-t", help="T or T:0,1,2 (repeatable)."),
+    all_topics: bool = typer.Option(False, "--all-topics", help="Every partition the group has an offset for."),
+    to_earliest: bool = typer.Option(False, "--to-earliest"),
+    to_latest: bool = typer.Option(False, "--to-latest"),
+    to_current: bool = typer.Option(False, "--to-current"),
+    to_offset: int = typer.Option(None, "--to-offset"),
+    shift_by: int = typer.Option(None, "--shift-by"),
+    to_datetime: str = typer.Option(None, "--to-datetime", help="YYYY-MM-DDTHH:mm:SS.sss, UTC unless a zone (Z, +HH:MM) follows."),
+    by_duration: str = typer.Option(None, "--by-duration", help="ISO-8601 duration back from now, e.g. PT30M."),
+    from_file: Path = typer.Option(None, "--from-file", help="A reset plan in any export format."),
+    execute: bool = typer.Option(False, "--execute", help="Apply the new offsets."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show the plan (the default)."),
+    export_csv: bool = typer.Option(False, "--export", help="Print the plan as Kafka's --export CSV."),
+    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    timeout: Timeout = DEFAULT_TIMEOUT,
+) -> None:
+    from kafkatool.ops import offsets_report as rep
+
+    fmt = check_format(output_format, TEXT_FORMATS)
+    groups = list(dict.fromkeys(_split(group)))
+    _check_groups(groups, all_groups, "reset")
+    _check_timeout(timeout)
+    if execute and dry_run:
+        raise CliError("give only one of --execute and --dry-run")
+    source = _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
+    chosen = [n for n, on in (("--to-earliest", to_earliest), ("--to-latest", to_latest), ("--to-current", to_current),
+                              ("--to-offset", to_offset is not None), ("--shift-by", shift_by is not None),
+                              ("--to-datetime", to_datetime is not None), ("--by-duration", by_duration is not None),
+                              ("--from-file", from_file is not None)) if on]
+    if len(chosen) != 1:
+        raise CliError("choose exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, "
+                       "--to-datetime, --by-duration, --from-file" + (f" (got {', '.join(chosen)})" if chosen else ""))
+    scope = _parse_scope(_split(topic))
+    if from_file is None and not scope and not all_topics:
+        raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
+    if scope and all_topics:
+        raise CliError("give --topic or --all-topics, not both")
+    try:
+        spec = rep.ResetSpec(
+            to_earliest=to_earliest, to_latest=to_latest, to_current=to_current, to_offset=to_offset, shift_by=shift_by,
+            to_datetime_ms=rep.parse_datetime_ms(to_datetime) if to_datetime is not None else None,
+            by_duration_ms=rep.parse_duration_ms(by_duration) if by_duration is not None else None,
+            from_file=rep.parse_offsets_file(from_file.read_text("utf-8"), groups, str(from_file)) if from_file else None,
+        )
+    except UnicodeDecodeError:
+        raise CliError(f"{from_file}: not a text file") from None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    with _translate():
+        if source == "zookeeper":
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                names = zk.list_groups() if all_groups else groups
+                plans, refused = _plan_zk(zk, bo, names, spec, scope, all_topics)
+                if execute:
+                    for p in plans:
+                        zk.commit(p.group, p.offsets)
+        else:
+            from kafkatool.cluster.groups import KafkaGroups
+
+            with _brokers(bootstrap_server, command_config, timeout) as bo:
+                kg = KafkaGroups(bo)
+                names = kg.list_groups() if all_groups else groups
+                plans, refused = _plan_kafka(kg, bo, names, spec, scope, all_topics)
+                failures = []
+                if execute:
+                    for p in plans:
+                        for tp, err in kg.commit(p.group, p.offsets).items():
+                            if err:
+                                failures.append(f"{p.group} {tp[0]}-{tp[1]}: {err}")
+                if failures:
+                    raise CliError(f"commit failed for {failures[0]}" + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""), EXIT_FAILURE)
+    for p in plans:
+        for n in p.notes:
+            sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
+    if export_csv:
+        _emit(rep.export_csv({p.group: p.offsets for p in plans}, with_group=not (len(groups) == 1 and not all_groups)))
+    elif fmt == "text":
+        _emit(rep.format_reset(plans))
+    else:
+        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
+                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
+                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
+    if not execute:
+        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    if refused:
+        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
+
+
+def _parse_scope(items: list[str]) -> dict[str, list[int] | None]:
+    """`t` (all partitions) or `t:0,1,2` as Kafka's --topic of --reset-offsets (comma-split already)."""
+    scope: dict[str, list[int] | None] = {}
+    current: str | None = None
+    for it in items:
+        if ":" in it:
+            t, _, p = it.partition(":")
+            current = t
+            scope.setdefault(t, [])
+            if p:
+                scope[t].append(_int(p, it))  # type: ignore[union-attr]
+        elif re.fullmatch(r"\d+", it) and current is not None and scope.get(current) is not None:
+            scope[current].append(int(it))  # type: ignore[union-attr]
+        else:
+            current = None
+            scope[it] = None
+    return scope
+
+
+def _int(text: str, arg: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise CliError(f"Invalid partition '{text}' specified in topic arg '{arg}'") from None
+
+
+def _scope_partitions(scope: dict[str, list[int] | None], meta_partitions: dict[str, list[int]]) -> list[tuple[str, int]]:
+    out = []
+    for t, ps in scope.items():
+        if ps is None:
+            if t not in meta_partitions:
+                raise CliError(f"topic {t!r}: does not exist")
+            out += [(t, p) for p in meta_partitions[t]]
+        else:
+            out += [(t, p) for p in ps]
+    return out
+
+
+def _plan_common(group: str, spec: Any, partitions: list[tuple[str, int]], committed: dict[Any, int | None], bo: Any) -> Any:
+    from kafkatool.ops import offsets_report as rep
+
+    if spec.from_file is not None:
+        partitions = list((spec.from_file.get(group) or {}).keys())
+    earliest = {tp: lo.offset for tp, lo in bo.log_start_offsets(partitions).items()} if partitions else {}
+    latest = {tp: lo.offset for tp, lo in bo.log_end_offsets(partitions).items()} if partitions else {}
+    by_time = None
+    ts = spec.to_datetime_ms if spec.to_datetime_ms is not None else (
+        int(time.time() * 1000) - spec.by_duration_ms if spec.by_duration_ms is not None else None)
+    if ts is not None and partitions:
+        by_time = {tp: lo.offset for tp, lo in bo.list_offsets({tp: ts for tp in partitions}).items()}
+    return rep.plan_reset(group, spec, partitions, committed, earliest, latest, by_time)
+
+
+def _plan_kafka(kg: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
+    infos = kg.describe(names)
+    committed_all = kg.committed(names)
+    plans, refused = [], []
+    meta_parts = bo.metadata([t for t, ps in scope.items() if ps is None]).topics if scope else {}
+    for g in names:
+        info = infos[g]
+        if info.state not in ("Empty", "Dead"):
+            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but the current state is {info.state}.")
+            continue
+        committed = {tp: (c.offset if c is not None else None) for tp, c in committed_all.get(g, {}).items()}
+        parts = sorted(committed) if all_topics else _scope_partitions(scope, meta_parts) if scope else []
+        plans.append(_plan_common(g, spec, parts, committed, bo))
+    return plans, refused
+
+
+def _plan_zk(zk: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
+    plans, refused = [], []
+    for g in names:
+        ids = zk.members(g)
+        if ids:
+            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but it has {len(ids)} registered consumer(s).")
+            continue
+        committed: dict[Any, int | None] = dict(zk.all_committed(g))
+        if all_topics:
+            parts = sorted(committed)
+        elif scope:
+            meta_parts, _ = zk.partitions([t for t, ps in scope.items() if ps is None])
+            parts = _scope_partitions(scope, meta_parts)
+        else:
+            parts = []
+        plans.append(_plan_common(g, spec, parts, committed, bo))
+    return plans, refused
+
+
+# --------------------------------------------------------------------------------------------------
+# end (GetOffsetShell)
+
+
+END_HELP = """Offsets of partitions at a time, as GetOffsetShell prints them: `topic:partition:offset`.
+
+--time -1 / latest (default): log-end offsets; -2 / earliest: log-start offsets; -3 /
+max-timestamp: the offset of the record with the largest timestamp; a timestamp in ms: the first
+offset whose record timestamp is at or after it (partitions with none are left out, as Kafka does).
+--topic is a regular expression matched against whole topic names.
+
+\b
+Examples:
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic orders
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic 'orders.*' --time -2
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --partitions 0,1 --time 1700000000000
+  kafkatool offsets end --zookeeper zk:2181 --topic orders --format json
+"""
+
+_TIME_WORDS = {"latest": -1, "earliest": -2, "max-timestamp": -3}
+
+
+@offsets_app.command("end", help=END_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
+@handle_errors
+def end(
+    topic: str = typer.Option(None, "--topic", "-t", help="Topic name or regular expression (all topics when absent)."),
+    partitions: str = typer.Option(None, "--partitions", help="Comma-separated partition ids."),
+    time_spec: str = typer.Option("-1", "--time", help="-1/latest, -2/earliest, -3/max-timestamp, or a timestamp in ms."),
+    bootstrap_server: str = _BOOTSTRAP,
+    zookeeper: str = typer.Option(None, "--zookeeper", help="Find the brokers through ZooKeeper."),
+    command_config: CommandConfig = None,
+    exclude_internal_topics: bool = typer.Option(False, "--exclude-internal-topics", help="Leave out __consumer_offsets and the like."),
+    output_format: str = typer.Option("text", "--format", help="text (GetOffsetShell's), json, ndjson, csv or table."),
+    timeout: Timeout = DEFAULT_TIMEOUT,
+) -> None:
+    fmt = check_format(output_format, TEXT_FORMATS)
+    _check_timeout(timeout)
+    _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
+    spec = _TIME_WORDS.get(time_spec)
+    if spec is None:
+        try:
+            spec = int(time_spec)
+        except ValueError:
+            raise CliError(f"Malformed time argument {time_spec}, please use -1 or latest / -2 or earliest / -3 or "
+                           "max-timestamp, or a specified long format timestamp") from None
+        if spec < -3:
+            raise CliError(f"--time: {spec} is not -1, -2, -3 or a timestamp")
+    try:
+        wanted_parts = {int(p) for p in partitions.split(",")} if partitions else set()
+    except ValueError:
+        raise CliError(f"--partitions expects a comma separated list of numeric partition ids, but received: {partitions}") from None
+    try:
+        pattern = re.compile(topic if topic is not None else ".*")
+    except re.error as exc:
+        raise CliError(f"--topic: {topic!r} is not a regular expression: {exc}") from None
+    from kafkatool.ops import offsets_report as rep
+
+    with _translate():
+        if zookeeper:
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+        else:
+            with _brokers(bootstrap_server, command_config, timeout) as bo:
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+    if not result:
+        raise CliError("Could not match any topic-partitions with the specified filters")
+    errors = sorted((tp, lo.error) for tp, lo in result.items() if lo.error)
+    for (t, p), e in errors:
+        sys.stderr.write(f"Skip getting offsets for topic-partition {t}:{p} due to error: {e}\n")
+    if fmt == "text":
+        _emit(rep.format_get_offset_shell({tp: lo.offset for tp, lo in result.items()}))
+    else:
+        render_rows(({"topic": t, "partition": p, "offset": lo.offset, "timestamp": lo.timestamp, "error": lo.error}
+                     for (t, p), lo in sorted(result.items())), fmt, ["topic", "partition", "offset", "timestamp", "error"])
+
+
+def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool) -> dict[Any, Any]:
+    meta = bo.metadata(None)
+    tps = [
+        (t, p) for t, ps in meta.topics.items() if pattern.fullmatch(t) and not (exclude_internal and t.startswith("__"))
+        for p in ps if not parts or p in parts
+    ]
+    return bo.list_offsets({tp: spec for tp in tps}) if tps else {}
+

@@ -1,0 +1,131 @@
+"""ZooKeeper-stored groups (old consumers) against a real ZooKeeper server; the brokers that answer
+ListOffsets/Fetch are the protocol-faithful fake, registered in ZooKeeper as real brokers register."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+from tests.support.cli import run_kafkatool
+from tests.support.fake_groups import FakeKafkaCluster
+from tests.support.zk_cluster import ZkKafka
+
+pytestmark = pytest.mark.zookeeper
+
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    r = run_kafkatool(*args)
+    return r.code, r.out, r.err
+
+
+@pytest.fixture
+def zk_cluster(zk_chroot: str):  # type: ignore[no-untyped-def]
+    """A Kafka 2.1-like cluster: fake brokers registered in a fresh ZooKeeper chroot as brokers register."""
+    zkk = ZkKafka(zk_chroot)
+    with FakeKafkaCluster(brokers=2, version=(2, 1)) as c:
+        c.add_topic("old-v1", 2, log_end=[84, 80])
+        c.add_topic("other", 1, log_end=5)
+        for i in c.brokers:
+            host, port = c.endpoint(i)
+            zkk.add_broker(i, host=host, port=port, version=1)
+        for t, parts in c.topics.items():
+            zkk.create_topic(t, {p: fp.replicas for p, fp in parts.items()})
+        zk = zkk.zk
+        # an active old consumer group: registered consumer, one owned partition, offsets for both
+        zk.create("/consumers/active/ids/active_host-1-abc", b'{"version":1,"subscription":{"old-v1":1}}', makepath=True)
+        zk.create("/consumers/active/owners/old-v1/0", b"active_host-1-abc-0", makepath=True)
+        zk.create("/consumers/active/offsets/old-v1/0", b"80", makepath=True)
+        zk.create("/consumers/active/offsets/old-v1/1", b"76", makepath=True)
+        # a stopped group: owners dir for the topic, no ids, one partition without an offset
+        zk.ensure_path("/consumers/stopped/owners/old-v1")
+        zk.ensure_path("/consumers/stopped/ids")
+        zk.create("/consumers/stopped/offsets/old-v1/1", b"10", makepath=True)
+        zk.create("/consumers/stopped/offsets/other/0", b"3", makepath=True)
+        yield zk_chroot, c, zk
+    zkk.close()
+
+
+def test_consumer_offset_checker_text(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, c, _ = zk_cluster
+    rc, out, err = cli("offsets", "--zookeeper", connect, "--group", "active", "--broker-info")
+    assert rc == 0, err
+    from kafkatool.ops.offsets_report import scala211_int_map_order
+
+    leaders = [c.partition("old-v1", p).leader for p in (0, 1)]
+    info = "".join(f"{b} -> 127.0.0.1:{c.endpoint(b)[1]}\n" for b in scala211_int_map_order(leaders))
+    assert out == (
+        "Group           Topic                          Pid Offset          logSize         Lag             Owner\n"
+        "active          old-v1                         0   80              84              4               active_host-1-abc-0\n"
+        "active          old-v1                         1   76              80              4               none\n"
+        "BROKER INFO\n" + info
+    )
+    rc, out, _ = cli("offsets", "--zookeeper", connect, "--group", "stopped")
+    assert out == (
+        "Group           Topic                          Pid Offset          logSize         Lag             Owner\n"
+        "stopped         old-v1                         0   -1              84              unknown         none\n"
+        "stopped         old-v1                         1   10              80              70              none\n"
+    )
+    rc, out, _ = cli("offsets", "--zookeeper", connect, "--group", "stopped", "--topic", "other", "--format", "json")
+    (row,) = json.loads(out)
+    assert (row["topic"], row["current_offset"], row["log_end_offset"], row["lag"], row["state"]) == ("other", 3, 5, 2, "Empty")
+    rc, out, err = cli("offsets", "--zookeeper", connect, "--group", "nope")
+    assert rc == 2 and out == "" and err == "kafkatool: group 'nope': does not exist\n"
+
+
+def test_time_lag_through_zookeeper_registered_brokers(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, c, _ = zk_cluster
+    rc, out, err = cli("offsets", "--zookeeper", connect, "--all-groups", "--time-lag", "--format", "json")
+    assert rc == 0, err
+    rows = {(r["group"], r["topic"], r["partition"]): r for r in json.loads(out)}
+    assert rows[("active", "old-v1", 0)]["committed_timestamp"] == c.partition("old-v1", 0).timestamp_of(80)
+    assert rows[("stopped", "old-v1", 0)]["time_lag_ms"] is None
+
+
+def test_export_and_reset_write_the_offset_znodes(zk_cluster: tuple[str, FakeKafkaCluster, Any], tmp_path: Path) -> None:
+    connect, _, zk = zk_cluster
+    rc, out, _ = cli("offsets", "export", "--zookeeper", connect, "--all-groups", "--format", "zk")
+    assert out == ("/consumers/active/offsets/old-v1/0:80\n/consumers/active/offsets/old-v1/1:76\n"
+                   "/consumers/stopped/offsets/old-v1/1:10\n/consumers/stopped/offsets/other/0:3\n")
+    saved = tmp_path / "stopped.txt"
+    rc, _, _ = cli("offsets", "export", "--zookeeper", connect, "--group", "stopped", "--format", "zk", "--output", str(saved))
+    assert rc == 0
+
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "active", "--all-topics", "--to-latest", "--execute")
+    assert rc == 1 and "registered consumer" in err
+    assert zk.get("/consumers/active/offsets/old-v1/0")[0] == b"80"
+
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--topic", "old-v1", "--to-latest", "--execute")
+    assert rc == 0, err
+    assert zk.get("/consumers/stopped/offsets/old-v1/0")[0] == b"84"  # created
+    assert zk.get("/consumers/stopped/offsets/old-v1/1")[0] == b"80"
+
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--from-file", str(saved), "--execute")
+    assert rc == 0, err
+    assert zk.get("/consumers/stopped/offsets/old-v1/1")[0] == b"10"
+    assert zk.get("/consumers/stopped/offsets/other/0")[0] == b"3"
+
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--topic", "other:0",
+                       "--to-offset", "99")
+    assert rc == 0 and "higher than latest" in err and out.splitlines()[-1].split() == ["stopped", "other", "0", "5"]
+    assert zk.get("/consumers/stopped/offsets/other/0")[0] == b"3"  # dry run
+
+
+def test_end_offsets_via_zookeeper(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, _, _ = zk_cluster
+    rc, out, err = cli("offsets", "end", "--zookeeper", connect, "--topic", "old-v1", "--time", "-1")
+    assert (rc, out) == (0, "old-v1:0:84\nold-v1:1:80\n"), err
+
+
+def test_unreachable_zookeeper_is_one_line_and_exit_3() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc, out, err = cli("offsets", "--zookeeper", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2")
+    assert rc == 3 and out == "" and err.startswith("kafkatool: ") and err.count("\n") == 1
