@@ -30,9 +30,9 @@ SAMPLE = {
     "txnindex": 200,
     "snapshot": 300,
     "checkpoint": 400,
-    "offsets": 200,
-    "transactions": 200,
-    "metadata": 120,
+    "offsets": 600,
+    "transactions": 500,
+    "metadata": 400,
 }
 
 # (kind, exception type prefix, innermost library function) -> why it is known and who fixes it
