@@ -377,7 +377,7 @@ def test_a_small_map_cleans_up_to_where_it_fills_and_repeated_runs_converge(tmp_
     for off, k, _ in after:  # a kept record below the end is the last of its key below the end
         if off < res.end_offset:
             assert not [o for o in by_key[k] if off < o < res.end_offset]
-    for k, offs in by_key.items():  # the last of each key below the end is kept, or superseded by a kept one
+    for offs in by_key.values():  # the last of each key below the end is kept, or superseded by a kept one
         below = [o for o in offs if o < res.end_offset]
         if below:
             assert below[-1] in kept or any(o in kept for o in offs if o > below[-1])

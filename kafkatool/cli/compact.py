@@ -25,6 +25,10 @@ through Kafka's .cleaned -> .swap -> .deleted renames (a crash at any step
 leaves a loadable directory) and cleaner-offset-checkpoint is updated.
 Refuses while a broker holds the log dir's .lock.
 
+--kafka-version 2.1 applies Kafka 2.1's rules instead (before KIP-534:
+tombstones and transaction markers of every format expire with their
+segment's age and no delete horizon is stamped).
+
 Settings use Kafka's names in --config (repeatable or comma-separated);
 the options override them.  Settings that do not change what compaction
 keeps (retention.ms, compression.type, ...) are accepted and ignored.
@@ -73,15 +77,15 @@ def parse_size(text: str, option: str) -> int:
     return value
 
 
-def _settings(config: list[str], overrides: dict[str, Any]) -> Any:
-    from kafkatool.ops.compact import CompactInputError, parse_config
+def _settings(config: list[str], kafka_version: str, overrides: dict[str, Any]) -> Any:
+    from kafkatool.ops.compact import CompactConfig, CompactInputError, parse_config
 
     pairs = list(config or [])
     pairs += [f"{k}={v}" for k, v in overrides.items() if v is not None]
     try:
-        return parse_config(pairs)
+        return parse_config(pairs, CompactConfig(kafka_version=kafka_version))
     except CompactInputError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        raise CliError(str(exc).replace("kafka version", "--kafka-version"), EXIT_USAGE) from None
 
 
 def _n(v: int) -> str:
@@ -159,6 +163,9 @@ def compact(
         None, "--buffer-size", help="log.cleaner.dedupe.buffer.size: offset map memory (default 128MiB)."
     ),
     now: int = typer.Option(None, "--now", help="Current time in epoch ms (to reproduce a past run)."),
+    kafka_version: str = typer.Option(
+        "3", "--kafka-version", help="Whose cleaner rules: 3 (Kafka 3.1+, default) or 2.1 (before KIP-534)."
+    ),
     output_format: str = typer.Option(None, "--format", help="text, table, json, ndjson or csv."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -178,6 +185,7 @@ def compact(
         raise CliError(f"--min-compaction-lag-ms {min_compaction_lag_ms}: must not be negative")
     cfg = _settings(
         config,
+        kafka_version,
         {
             "segment.bytes": parse_size(segment_bytes, "--segment-bytes") if segment_bytes else None,
             "delete.retention.ms": delete_retention_ms,

@@ -18,6 +18,11 @@ keeps is exactly what the broker would keep:
   batch of the cleaned range stays (emptied) so the last offset is not lost;
 - offsets, order, magic and codec never change; untouched batches are copied byte for byte.
 
+`kafka_version="2.1"` applies Kafka 2.1's rules instead (before KIP-534): tombstones and transaction
+markers of every format expire with their segment's age, no horizon is stamped, the range's last batch is
+not kept, transaction state is per segment and the last stable offset ignores the high watermark.  A
+real 2.1 broker's cleaner output is the test of both (fixtures `cleaned/kafka-2.1.1`).
+
 Writing follows the broker: `<base>.log.cleaned` + indexes → `.swap` → old segments `.deleted` → final
 names (`kafkatool.ops.safety.replace_segments`, crash-safe at every step), the cleaned segment keeps the
 mtime of the last segment it replaces, and `cleaner-offset-checkpoint` records where cleaning stopped.
@@ -101,10 +106,16 @@ class CompactConfig:
     io_buffer_size: int = 524288  # log.cleaner.io.buffer.size: read chunk = half of it (one thread)
     message_max_bytes: int = 1048588  # message.max.bytes (broker): the cleaner's largest I/O buffer
     producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms: older producers are gone
+    kafka_version: str = "3"  # whose cleaner rules: "3" (Kafka 3.1+, KIP-534) or "2.1"
 
     @property
     def read_buffer_size(self) -> int:
         return self.io_buffer_size // 2
+
+    @property
+    def before_kip534(self) -> bool:
+        """Kafka 2.1's rules: no delete horizons, tombstones and markers expire with their segment's age."""
+        return self.kafka_version == "2.1"
 
 
 # Kafka names (topic configs and the broker defaults they fall back to) → (field, parser)
@@ -220,8 +231,13 @@ def _split_settings(pairs: Iterable[str]) -> Iterator[tuple[str, str]]:
         yield key.strip(), raw.strip()
 
 
+KAFKA_VERSIONS = ("3", "2.1")
+
+
 def check_config(cfg: CompactConfig) -> CompactConfig:
     """Reject settings the broker would reject (same lower bounds as Kafka's config definitions)."""
+    if cfg.kafka_version not in KAFKA_VERSIONS:
+        raise CompactInputError(f"kafka version {cfg.kafka_version!r}: cleaner rules exist for 3 and 2.1")
     minimums = {
         "segment_bytes": 14,
         "segment_index_bytes": 4,
@@ -293,6 +309,7 @@ class ProducerLast:
 
     epoch: int
     last_data_offset: int = -1  # last offset of its last data batch in the current epoch, -1 if none
+    last_sequence: int = -1  # last sequence of that batch (what Kafka 2.1 compares)
     last_timestamp: int = NO_TIMESTAMP
     ongoing_txn_first_offset: int = -1
 
@@ -357,9 +374,8 @@ class PartitionLog:
         self._txn_index: dict[int, list[AbortedTxn]] = {}
         self._scan(progress)
         self.log_end_offset = self.segments[-1].next_offset
-        self.log_start_offset = self._checkpointed(LOG_START_CHECKPOINT)
-        if self.log_start_offset is None:
-            self.log_start_offset = self.segments[0].base_offset
+        start = self._checkpointed(LOG_START_CHECKPOINT)
+        self.log_start_offset: int = self.segments[0].base_offset if start is None else start
         self.cleaner_checkpoint = self._checkpointed(CLEANER_CHECKPOINT)
         self.high_watermark = self._checkpointed(REPLICATION_CHECKPOINT)
 
@@ -439,11 +455,13 @@ class PartitionLog:
         if b.producer_epoch != st.epoch:
             st.epoch = b.producer_epoch
             st.last_data_offset = -1
+            st.last_sequence = -1
         if b.is_control:
             if ctype in (CONTROL_ABORT, CONTROL_COMMIT):
                 st.ongoing_txn_first_offset = -1
         else:
             st.last_data_offset = b.last_offset
+            st.last_sequence = b.last_sequence
             if b.is_transactional and st.ongoing_txn_first_offset < 0:
                 st.ongoing_txn_first_offset = b.base_offset
         st.last_timestamp = b.max_timestamp
@@ -460,6 +478,13 @@ class PartitionLog:
         lso = self.log_end_offset if self.high_watermark is None else min(self.high_watermark, self.log_end_offset)
         unstable = self.first_unstable_offset
         return lso if unstable is None else min(lso, unstable)
+
+    def cleaning_bound(self, cfg: CompactConfig) -> int:
+        """The offset cleaning stops at for transactions: Kafka 2.1 used only the first unstable offset."""
+        if cfg.before_kip534:
+            unstable = self.first_unstable_offset
+            return self.log_end_offset if unstable is None else unstable
+        return self.last_stable_offset
 
     def max_compaction_delay_ms(self, first_dirty: int, now_ms: int, max_lag_ms: int) -> int:
         """LogCleanerManager.maxCompactionDelay: how overdue the oldest dirty segment is (0 if not)."""
@@ -548,7 +573,7 @@ def cleanable_range(
         first_dirty, reset = start, checkpoint is not None
     else:
         first_dirty, reset = checkpoint, False
-    limits = [log.last_stable_offset, log.active.base_offset]
+    limits = [log.cleaning_bound(cfg), log.active.base_offset]
     if until_offset is not None:
         limits.append(until_offset)
     if cfg.min_compaction_lag_ms > 0:
@@ -861,7 +886,8 @@ class Cleaner:
                     self.progress(chunk_bytes)
                 if full:
                     return True
-        omap.update_latest_offset(next_start - 1)
+        if not self.cfg.before_kip534:
+            omap.update_latest_offset(next_start - 1)  # offset gaps at a segment's end (Kafka 3.x)
         return False
 
     # -- grouping ---------------------------------------------------------------------------
@@ -883,7 +909,7 @@ class Cleaner:
                     log_size + s.size <= self.cfg.segment_bytes
                     and index_size + s.index_bytes <= self.cfg.segment_index_bytes
                     and time_size + s.time_index_bytes <= self.cfg.segment_index_bytes
-                    and (s.size == 0 or last_offset - group[-1].base_offset <= INT32_MAX)
+                    and ((s.size == 0 and not self.cfg.before_kip534) or last_offset - group[-1].base_offset <= INT32_MAX)
                 ):
                     break
                 group.append(s)
@@ -910,10 +936,15 @@ class Cleaner:
         records_after = self.stats.records_written
         try:
             for i, seg in enumerate(group):
-                upper = group[i + 1].base_offset if i + 1 < len(group) else seg.next_offset
+                if self.cfg.before_kip534:  # Kafka 2.1: fresh transaction state for every segment
+                    upper = group[i + 1].base_offset if i + 1 < len(group) else self.map.latest_offset + 1
+                    txn = TransactionTracker()
+                    txn.cleaned_index = out.aborted
+                else:
+                    upper = group[i + 1].base_offset if i + 1 < len(group) else seg.next_offset
                 txn.add_aborted(self.log.collect_aborted(seg.base_offset, upper))
-                retain_legacy_deletes = seg.mtime_ms > legacy_delete_horizon_ms
-                self._clean_into(seg, out, txn, retain_legacy_deletes, producers, upper_bound_offset)
+                retain_deletes = seg.mtime_ms > legacy_delete_horizon_ms  # the segment-age rule
+                self._clean_into(seg, out, txn, retain_deletes, producers, upper_bound_offset)
             out.close(group[-1].mtime_ms)
         except BaseException:
             out.discard()
@@ -930,15 +961,24 @@ class Cleaner:
         )
 
     def _batch_retention(
-        self, b: Batch, txn: TransactionTracker, producers: dict[int, ProducerLast], upper_bound_offset: int
+        self,
+        b: Batch,
+        txn: TransactionTracker,
+        producers: dict[int, ProducerLast],
+        upper_bound_offset: int,
+        retain_segment_deletes: bool,
     ) -> tuple[int, bool, bool, int | None]:
         """checkBatchRetention: (retention, discard its records, marker of an empty txn, control type)."""
         ctype: int | None = None
+        old = self.cfg.before_kip534
         if b.is_control:
             ctype = control_type(b)
             can_discard = txn.on_control_batch(b, ctype)
             horizon = b.delete_horizon_ms
-            discard = can_discard and horizon is not None and horizon <= self.now
+            if old:
+                discard = can_discard and not retain_segment_deletes
+            else:
+                discard = can_discard and horizon is not None and horizon <= self.now
         else:
             can_discard = txn.on_batch(b)
             discard = can_discard
@@ -948,14 +988,17 @@ class Cleaner:
         last_of_producer = False
         if b.magic >= 2 and b.producer_id >= 0:
             p = producers.get(b.producer_id)
-            if p is not None:
-                if p.last_data_offset >= 0:
-                    last_of_producer = b.last_offset == p.last_data_offset
-                else:
-                    last_of_producer = b.is_control and b.producer_epoch == p.epoch
+            if p is None:
+                pass
+            elif old:
+                last_of_producer = p.last_sequence == b.last_sequence
+            elif p.last_data_offset >= 0:
+                last_of_producer = b.last_offset == p.last_data_offset
+            else:
+                last_of_producer = b.is_control and b.producer_epoch == p.epoch
         if last_of_producer:
             retention = RETAIN_EMPTY
-        elif b.next_offset == upper_bound_offset:
+        elif b.next_offset == upper_bound_offset and not old:
             retention = RETAIN_EMPTY  # keep the round's last offset even if nothing else survives
         elif discard:
             retention = DELETE
@@ -968,11 +1011,12 @@ class Cleaner:
         seg: Segment,
         out: CleanedSegment,
         txn: TransactionTracker,
-        retain_legacy_deletes: bool,
+        retain_segment_deletes: bool,
         producers: dict[int, ProducerLast],
         upper_bound_offset: int,
     ) -> None:
         st = self.stats
+        old = self.cfg.before_kip534
         now = self.now
         latest = self.map.latest_offset
         with MappedFile(seg.files.log) as mf:
@@ -985,7 +1029,7 @@ class Cleaner:
                     st.bytes_read += b.size
                     st.batches_read += 1
                     retention, discard, empty_txn_marker, _ = self._batch_retention(
-                        b, txn, producers, upper_bound_offset
+                        b, txn, producers, upper_bound_offset, retain_segment_deletes
                     )
                     if retention == DELETE:
                         st.records_read += b.count or 0
@@ -1002,12 +1046,12 @@ class Cleaner:
                 max_ts = NO_TIMESTAMP
                 shallow = -1
                 for b, retention, discard, empty_txn_marker, recs in plans:
-                    if b.magic >= 2:
+                    if b.magic >= 2 and not old:
                         horizon = b.delete_horizon_ms
                         retain_deletes = horizon is None or now < horizon
                     else:
-                        horizon = None
-                        retain_deletes = retain_legacy_deletes
+                        horizon = b.delete_horizon_ms if b.magic >= 2 else None
+                        retain_deletes = retain_segment_deletes
                     kept: list[Record] = []
                     tombstones = False
                     complete = True
@@ -1033,7 +1077,7 @@ class Cleaner:
                         else:
                             complete = False
                     if kept:
-                        stamp = b.magic >= 2 and (tombstones or empty_txn_marker) and horizon is None
+                        stamp = b.magic >= 2 and (tombstones or empty_txn_marker) and horizon is None and not old
                         if complete and not stamp:
                             data = b.raw()
                             ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
