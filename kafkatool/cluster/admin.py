@@ -169,18 +169,35 @@ class AdminCluster(Cluster):
 
     def partition_sizes(self, topics: Iterable[str]) -> dict[TopicPartition, int] | None:
         names = list(topics)
-        if not names:
+        return self.partition_sizes_of(self.assignment(names)) if names else {}
+
+    def partition_sizes_of(self, assignment: dict[TopicPartition, list[int]]) -> dict[TopicPartition, int] | None:
+        """DescribeLogDirs to each broker holding replicas, for its partitions only, in parallel."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        per_broker: dict[int, dict[str, list[int]]] = {}
+        for tp, replicas in assignment.items():
+            for b in replicas:
+                per_broker.setdefault(b, {}).setdefault(tp.topic, []).append(tp.partition)
+        alive = {b.id for b in self.brokers()}
+        jobs = {b: parts for b, parts in per_broker.items() if b in alive}
+        if not jobs:
             return {}
-        got = self._call("describe log dirs", self.client.describe_log_dirs, names)
+        with ThreadPoolExecutor(max_workers=min(16, len(jobs))) as pool:
+            answers = list(pool.map(
+                lambda item: self._call("describe log dirs", self.client.describe_log_dirs, item[1], [item[0]]),
+                jobs.items(),
+            ))
         sizes: dict[TopicPartition, int] = {}
-        for broker in got:
-            for d in broker.get("log_dirs", []):
-                for t in d.get("topics", []):
-                    for p in t.get("partitions", []):
-                        if p.get("is_future_key"):
-                            continue
-                        tp = TopicPartition(t["name"], int(p["partition_index"]))
-                        sizes[tp] = max(sizes.get(tp, 0), int(p["partition_size"]))
+        for got in answers:
+            for broker in got:
+                for d in broker.get("log_dirs", []):
+                    for t in d.get("topics", []):
+                        for p in t.get("partitions", []):
+                            if p.get("is_future_key"):
+                                continue
+                            tp = TopicPartition(t["name"], int(p["partition_index"]))
+                            sizes[tp] = max(sizes.get(tp, 0), int(p["partition_size"]))
         return sizes
 
     def replica_log_dirs(

@@ -113,6 +113,10 @@ class Cluster(ABC):
         """Bytes per partition (largest replica), or None when the backend cannot tell."""
         return None
 
+    def partition_sizes_of(self, assignment: Assignment) -> dict[TopicPartition, int] | None:
+        """Sizes of the partitions of `assignment` (a backend may ask only their brokers)."""
+        return self.partition_sizes(sorted({tp.topic for tp in assignment}))
+
     def replica_log_dirs(
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, tuple[str | None, str | None]]:

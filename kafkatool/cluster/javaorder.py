@@ -11,6 +11,7 @@ occur in practice.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -25,10 +26,12 @@ def to_int32(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def string_hash(s: str) -> int:
     """`String.hashCode()`: s[0]*31^(n-1) + … over UTF-16 code units, as a Java int."""
     h = 0
-    for unit in _utf16_units(s):
+    units = map(ord, s) if s.isascii() or max(map(ord, s)) < 0x10000 else _utf16_units(s)
+    for unit in units:
         h = (31 * h + unit) & 0xFFFFFFFF
     return to_int32(h)
 

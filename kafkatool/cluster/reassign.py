@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -92,19 +93,34 @@ def compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def format_reassignment_json(assignment: Assignment, log_dirs: dict[TopicPartitionReplica, str] | None = None) -> str:
-    """Kafka's `formatAsReassignmentJson`: sorted partitions, `log_dirs` "any" unless given."""
-    log_dirs = log_dirs or {}
-    parts = []
+_PLAIN_TOPIC = re.compile(r"[A-Za-z0-9._-]*")
+
+
+def _json_string(s: str) -> str:
+    return f'"{s}"' if _PLAIN_TOPIC.fullmatch(s) else compact(s)
+
+
+def _partition_entries(assignment: Assignment, log_dirs: dict[TopicPartitionReplica, str] | None) -> list[str]:
+    """One compact JSON object per partition, sorted, with Kafka's key order."""
+    topic_json: dict[str, str] = {}
+    out = []
     for tp in sorted(assignment):
         reps = list(assignment[tp])
-        parts.append({
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "replicas": reps,
-            "log_dirs": [log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, r), ANY_LOG_DIR) for r in reps],
-        })
-    return compact({"version": 1, "partitions": parts})
+        if log_dirs:
+            dirs_json = compact([log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, r), ANY_LOG_DIR) for r in reps])
+        else:
+            dirs_json = "[" + ",".join(['"any"'] * len(reps)) + "]"
+        name = topic_json.get(tp.topic)
+        if name is None:
+            name = topic_json[tp.topic] = _json_string(tp.topic)
+        out.append(f'{{"topic":{name},"partition":{tp.partition},"replicas":[{",".join(map(str, reps))}],'
+                   f'"log_dirs":{dirs_json}}}')
+    return out
+
+
+def format_reassignment_json(assignment: Assignment, log_dirs: dict[TopicPartitionReplica, str] | None = None) -> str:
+    """Kafka's `formatAsReassignmentJson`: sorted partitions, `log_dirs` "any" unless given."""
+    return '{"version":1,"partitions":[' + ",".join(_partition_entries(assignment, log_dirs)) + "]}"
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -287,16 +303,16 @@ def utc_now() -> str:
 
 def plan_document(proposed: Assignment, meta: PlanMeta, log_dirs: dict[TopicPartitionReplica, str] | None = None) -> str:
     """A plan file: Kafka's reassignment JSON (one partition a line) plus the `"kafkatool"` section."""
-    kafka = json.loads(format_reassignment_json(proposed, log_dirs))
-    lines = ['{"version":1,', '"partitions":[']
-    lines.append(",\n".join(compact(p) for p in kafka["partitions"]))
     extra = meta.to_json()
-    current = extra.pop("current")
-    head = compact(extra)[:-1]
-    lines.append('],\n"kafkatool":' + head + ',"current":[')
-    lines.append(",\n".join(compact(c) for c in current))
-    lines.append("]}}")
-    return "\n".join(lines) + "\n"
+    extra.pop("current")
+    current = [
+        f'{{"topic":{_json_string(tp.topic)},"partition":{tp.partition},"replicas":[{",".join(map(str, r))}]}}'
+        for tp, r in sorted(meta.current.items())
+    ]
+    return (
+        '{"version":1,\n"partitions":[\n' + ",\n".join(_partition_entries(proposed, log_dirs)) + "\n],\n"
+        '"kafkatool":' + compact(extra)[:-1] + ',"current":[\n' + ",\n".join(current) + "\n]}}\n"
+    )
 
 
 # -- what a plan moves --------------------------------------------------------------------------
@@ -519,8 +535,8 @@ def generate(
 ) -> GenerateResult:
     """Plan a reassignment of `topics` onto `broker_list` with Kafka's algorithm or ours."""
     current = cluster.assignment(topics)
-    if sizes is None:
-        sizes = cluster.partition_sizes(topics)
+    if sizes is None and (strategy == "minimal" or compare):  # only the minimal planner and summaries use bytes
+        sizes = cluster.partition_sizes_of(current)
     metas = broker_metadata([(b.id, b.rack) for b in cluster.brokers()], broker_list, rack_aware)
     used_seed = seed
 

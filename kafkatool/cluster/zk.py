@@ -223,6 +223,12 @@ class ZkCluster(Cluster):
             )
         return out
 
+    def assignment(self, topics: Iterable[str] | None = None) -> dict[TopicPartition, list[int]]:
+        """Replica lists from the topic znodes alone (no partition state reads)."""
+        names = list(dict.fromkeys(topics)) if topics is not None else self.topics()
+        znodes = self._topic_znodes(names)
+        return {TopicPartition(t, p): list(znodes[t]["partitions"][p]) for t in names for p in sorted(znodes[t]["partitions"])}
+
     def legacy_reassignment(self) -> dict[TopicPartition, list[int]]:
         """The targets in `/admin/reassign_partitions` (empty when no reassignment is running)."""
         got = self._get(REASSIGN)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,7 @@ class FakeKafka:
         self.fail_alter: dict[tuple[str, int], tuple[int, str]] = {}
         self.fail_configs: dict[tuple[int, str], str] = {}
         self.silent = False
+        self.busy_seconds = 0.0  # time spent building and encoding answers (benchmarks subtract it)
         self.lock = threading.RLock()
         self._servers: dict[int, socket.socket] = {}
         self._threads: list[threading.Thread] = []
@@ -154,6 +156,7 @@ class FakeKafka:
                 data = _recv(conn, struct.unpack(">i", head)[0])
                 key, version = struct.unpack(">hh", data[:4])
                 request = REQUESTS[key].decode(data, version=version, header=True)
+                started = time.perf_counter()
                 with self.lock:
                     self.requests.append((key, request))
                     if self.silent and key != 18:
@@ -161,7 +164,10 @@ class FakeKafka:
                     response = getattr(self, f"_on_{key}")(broker, request)
                 response.API_VERSION = version
                 response.with_header(correlation_id=request.header.correlation_id)
-                conn.sendall(response.encode(header=True, framed=True))
+                frame = response.encode(header=True, framed=True)
+                with self.lock:
+                    self.busy_seconds += time.perf_counter() - started
+                conn.sendall(frame)
         except (EOFError, OSError):
             pass
         finally:
@@ -353,10 +359,10 @@ class FakeKafka:
         results = []
         for d in self.log_dirs:
             by_topic: dict[str, list[Any]] = {}
-            for t, parts in sorted(self.topics.items()):
-                for p, fp in sorted(parts.items()):
-                    if wanted is not None and (t, p) not in wanted:
-                        continue
+            keys = sorted(wanted) if wanted is not None else [(t, p) for t in sorted(self.topics) for p in sorted(self.topics[t])]
+            for t, p in keys:
+                fp = self.topics.get(t, {}).get(p)
+                if fp is not None:
                     if fp.log_dir.get(broker) == d:
                         by_topic.setdefault(t, []).append(R.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition(
                             partition_index=p, partition_size=fp.size, offset_lag=0, is_future_key=False))
