@@ -316,8 +316,8 @@ def _apply_inner(data: bytes, pos: int, sub_ops: list[Op]) -> bytes:
             msg += struct.pack(">q", batch.max_timestamp)
         for f in (key, value):
             msg += b"\xff\xff\xff\xff" if f is None else struct.pack(">i", len(f)) + f
-        msg = struct.pack(">I", zlib.crc32(bytes(msg))) + msg
-        new = struct.pack(">qi", batch.last_offset, len(msg)) + bytes(msg)
+        signed = struct.pack(">I", zlib.crc32(bytes(msg))) + bytes(msg)
+        new = struct.pack(">qi", batch.last_offset, len(signed)) + signed
     return data[:pos] + new + data[batch.end :]
 
 
