@@ -131,6 +131,14 @@ def test_execute_rolls_back_throttles_when_nothing_was_accepted(kafka: FakeKafka
     assert kafka.config("brokers", "3") == {} and kafka.config("topics", "orders") == {}
     assert len(kafka.sent(IncrementalAlterConfigsRequest)) >= 2
 
+    # The whole request refused (e.g. not authorized): one line, exit 3, throttles restored too.
+    kafka.fail_alter.clear()
+    kafka.fail_alter_request = 31
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3 and r.err.endswith("\n") and "alter partition reassignments:" in r.err.splitlines()[-1]
+    assert kafka.config("brokers", "1") == {"leader.replication.throttled.rate": "111"}
+    assert kafka.config("brokers", "3") == {} and kafka.config("topics", "orders") == {}
+
 
 def test_verify_cancel_and_log_dir_moves(kafka: FakeKafka, tmp_path: Path) -> None:
     f = write(tmp_path, "r.json", [("orders", 0, [3, 1]), ("audit", 1, [1, 2])])

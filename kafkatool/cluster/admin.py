@@ -69,7 +69,9 @@ class AdminCluster(Cluster):
         except IncompatibleBrokerVersion as exc:
             raise ClusterError(f"{what}: the brokers do not support it ({exc})") from None
         except KafkaError as exc:
-            raise ClusterError(f"{what}: {exc}") from None
+            # kafka-python puts the whole request and response in some messages: keep the error's name.
+            detail = getattr(exc, "description", "") or str(exc)
+            raise ClusterError(f"{what}: {type(exc).__name__}: {detail[:300]}") from None
         except OSError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 
@@ -258,12 +260,23 @@ class AdminCluster(Cluster):
     def start_reassignment(
         self, targets: dict[TopicPartition, list[int]], throttles: list[ConfigChange]
     ) -> dict[TopicPartition, str | None]:
-        previous = {(c.entity, c.name): self.describe_configs(c.entity, [c.name])[c.name] for c in throttles}
+        previous: dict[tuple[str, str], dict[str, str]] = {}
+        for entity in ("topics", "brokers"):
+            names = [c.name for c in throttles if c.entity == entity]
+            for name, cfg in self.describe_configs(entity, names).items():
+                previous[(entity, name)] = cfg
         self.alter_configs(throttles)
         try:
             results = self._alter_reassignments(dict(targets))
-        except ClusterError:
-            self._restore(throttles, previous)
+        except ClusterError as exc:
+            # No answer need not mean nothing started: keep the throttles if any target is moving.
+            try:
+                moving = set(self.ongoing_reassignments()) & set(targets)
+            except ClusterError:
+                raise ClusterError(f"{exc}; the throttles were left in place (could not tell whether the "
+                                   "reassignment started: run --verify or --list)") from None
+            if not moving:
+                self._restore(throttles, previous)
             raise
         if throttles and results and all(err is not None for err in results.values()):
             self._restore(throttles, previous)

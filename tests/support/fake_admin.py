@@ -92,6 +92,7 @@ class FakeKafka:
         self.static_broker = {"num.io.threads": "8"}
         self.requests: list[tuple[int, Any]] = []
         self.fail_alter: dict[tuple[str, int], tuple[int, str]] = {}
+        self.fail_alter_request: int | None = None  # a top-level error code for AlterPartitionReassignments
         self.fail_configs: dict[tuple[int, str], str] = {}
         self.silent = False
         self.busy_seconds = 0.0  # time spent building and encoding answers (benchmarks subtract it)
@@ -305,6 +306,8 @@ class FakeKafka:
         R = AlterPartitionReassignmentsResponse
         if broker != self.controller_id:
             return R(throttle_time_ms=0, error_code=NOT_CONTROLLER, error_message=None, responses=[])
+        if self.fail_alter_request is not None:
+            return R(throttle_time_ms=0, error_code=self.fail_alter_request, error_message="refused", responses=[])
         out = []
         for t in req.topics:
             parts = []
