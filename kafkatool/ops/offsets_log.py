@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafkatool.log.checkpoint import read_offset_checkpoint
 from kafkatool.log.decoders._wire import java_string_hash
@@ -111,6 +112,8 @@ class OffsetsState:
     problems: list[str] = field(default_factory=list)
     partitions_read: list[int] = field(default_factory=list)
     records_read: int = 0
+    _by_group: dict[str, dict[tuple[str, int], OffsetCommit]] | None = field(default=None, repr=False, compare=False)
+    _by_group_size: int = field(default=-1, repr=False, compare=False)
 
     def group_ids(self) -> list[str]:
         """Every group that has committed offsets, metadata, or pending transactional offsets."""
@@ -118,7 +121,12 @@ class OffsetsState:
         return sorted(ids)
 
     def offsets_of(self, group: str) -> dict[tuple[str, int], OffsetCommit]:
-        return {(t, p): c for (g, t, p), c in self.offsets.items() if g == group}
+        if self._by_group is None or self._by_group_size != len(self.offsets):
+            self._by_group = {}
+            for (g, t, p), c in self.offsets.items():
+                self._by_group.setdefault(g, {})[(t, p)] = c
+            self._by_group_size = len(self.offsets)
+        return dict(self._by_group.get(group, {}))
 
     def group_state(self, group: str) -> str:
         """Kafka's state name for a loaded group: Stable with members, Empty without, Dead if deleted."""
@@ -128,113 +136,162 @@ class OffsetsState:
         return "Stable" if meta.members else "Empty"
 
 
+# A stored value not decoded yet: (value bytes, record offset, batch base offset, producer id).
+_Raw = tuple[bytes, int, int, int]
+_NOT_WANTED = object()
+
+
+class _BadKey(str):
+    """Why a key cannot be loaded (kept apart from group names, which are plain str)."""
+
+
 class _PartitionReplay:
-    """`doLoadGroupsAndOffsets` for one `__consumer_offsets` partition."""
+    """`doLoadGroupsAndOffsets` for one `__consumer_offsets` partition.
+
+    Keys repeat (every commit of a group rewrites the same few keys), so each distinct key is
+    decoded once; values are kept as bytes and only the survivors are decoded at the end.  With an
+    `on_event` callback (the history) every value is decoded as it is read.
+    """
 
     def __init__(self, log_partition: int, wanted: Callable[[str], bool], on_event: Callable[[OffsetsEvent], None] | None):
         self.log_partition = log_partition
         self.wanted = wanted
         self.on_event = on_event
-        self.loaded: dict[GroupTopicPartition, OffsetCommit] = {}
-        self.pending: dict[int, dict[GroupTopicPartition, OffsetCommit]] = {}
-        self.groups: dict[str, GroupMetadataValue] = {}
+        self.keys: dict[bytes, object] = {}
+        self.loaded: dict[GroupTopicPartition, _Raw] = {}
+        self.pending: dict[int, dict[GroupTopicPartition, _Raw]] = {}
+        self.groups: dict[str, bytes] = {}
         self.removed: set[str] = set()
         self.problems: list[str] = []
         self.records = 0
 
-    def _event(self, kind: str, c: OffsetCommit | None, group: str, log_offset: int, ts: int, pid: int = -1) -> None:
-        if self.on_event is None:
-            return
-        self.on_event(
-            OffsetsEvent(
-                kind,
-                group,
-                c.topic if c else None,
-                c.partition if c else None,
-                c.offset if c else None,
-                c.metadata if c else None,
-                c.commit_timestamp if c else None,
-                self.log_partition,
-                log_offset,
-                ts,
-                pid,
-            )
-        )
+    # -- decoding ---------------------------------------------------------------------------------
+    def _key(self, key: bytes, offset: int) -> object:
+        k = self.keys.get(key)
+        if k is None:
+            try:
+                k = decode_offsets_key(key)
+            except ValueError as exc:
+                k = _BadKey(f"undecodable key: {exc}")
+            if isinstance(k, (OffsetCommitKey, GroupMetadataKey)) and not self.wanted(k.group):
+                k = _NOT_WANTED
+            elif isinstance(k, OffsetCommitKey):
+                k = (k.group, k.topic, k.partition)
+            elif isinstance(k, GroupMetadataKey):
+                k = k.group
+            elif not isinstance(k, _BadKey):
+                k = _BadKey(f"unexpected key version {k.version} (the broker refuses to load it)")
+            self.keys[bytes(key)] = k
+        return k
 
+    def _commit(self, gtp: GroupTopicPartition, raw: _Raw) -> OffsetCommit | None:
+        value, offset, base, pid = raw
+        try:
+            v = decode_offset_commit_value(value)
+        except ValueError as exc:
+            self.problems.append(
+                f"{OFFSETS_TOPIC}-{self.log_partition} offset {offset}: undecodable offset commit for "
+                f"{gtp[0]} {gtp[1]}-{gtp[2]}: {exc}"
+            )
+            return None
+        return OffsetCommit(gtp[0], gtp[1], gtp[2], v.offset, v.metadata, v.commit_timestamp, v.expire_timestamp,
+                            v.leader_epoch, self.log_partition, offset, base, pid)
+
+    def _event(self, kind: str, gtp: GroupTopicPartition | None, group: str, log_offset: int, ts: int,
+               raw: _Raw | None = None, pid: int = -1) -> None:
+        assert self.on_event is not None
+        c = self._commit(gtp, raw) if gtp is not None and raw is not None else None
+        self.on_event(OffsetsEvent(
+            kind, group, gtp[1] if gtp else None, gtp[2] if gtp else None, c.offset if c else None,
+            c.metadata if c else None, c.commit_timestamp if c else None, self.log_partition, log_offset, ts, pid,
+        ))
+
+    # -- the load loop ----------------------------------------------------------------------------
     def control(self, producer_id: int, key: bytes | None, log_offset: int, ts: int) -> None:
         if key is None or len(key) < 4:
             self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition} offset {log_offset}: control record without a valid key")
             return
-        kind = int.from_bytes(key[2:4], "big", signed=True)
-        pending = self.pending.pop(producer_id, {})
-        for gtp, c in pending.items():
-            if kind == CONTROL_COMMIT:
+        commit = int.from_bytes(key[2:4], "big", signed=True) == CONTROL_COMMIT
+        for gtp, raw in self.pending.pop(producer_id, {}).items():
+            if commit:
                 old = self.loaded.get(gtp)
-                if old is None or old.batch_base_offset < c.batch_base_offset:
-                    self.loaded[gtp] = c
-                self._event("txn-commit", c, gtp[0], log_offset, ts, producer_id)
-            else:
-                self._event("txn-abort", c, gtp[0], log_offset, ts, producer_id)
+                if old is None or old[2] < raw[2]:  # the broker's olderThan: by batch offset
+                    self.loaded[gtp] = raw
+            if self.on_event is not None:
+                self._event("txn-commit" if commit else "txn-abort", gtp, gtp[0], log_offset, ts, raw, producer_id)
 
-    def record(self, batch_base: int, transactional: bool, producer_id: int, offset: int, ts: int,
-               key: bytes | None, value: bytes | None) -> None:
-        self.records += 1
-        where = f"{OFFSETS_TOPIC}-{self.log_partition} offset {offset}"
-        if key is None:
-            self.problems.append(f"{where}: record without a key (the broker refuses to load it)")
-            return
-        try:
-            k = decode_offsets_key(key)
-        except ValueError as exc:
-            self.problems.append(f"{where}: undecodable key: {exc}")
-            return
-        if isinstance(k, OffsetCommitKey):
-            if not self.wanted(k.group):
-                return
-            gtp = (k.group, k.topic, k.partition)
-            if transactional:
-                self.pending.setdefault(producer_id, {})
-            if value is None:
-                if transactional:
-                    self.pending[producer_id].pop(gtp, None)
+    def batch(self, records: list[Any], base: int, transactional: bool, producer_id: int, start: int) -> None:
+        keys = self.keys
+        keyof = self._key
+        loaded = self.loaded
+        events = self.on_event is not None
+        pending = self.pending.setdefault(producer_id, {}) if transactional else None
+        for r in records:
+            offset = r.offset
+            if offset < start:
+                continue
+            self.records += 1
+            key = r.key
+            if key is None:
+                self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition} offset {offset}: record without a key "
+                                     "(the broker refuses to load it)")
+                continue
+            k = keys.get(key)
+            if k is None:
+                k = keyof(key, offset)
+            if k is _NOT_WANTED:
+                continue
+            value = r.value
+            if type(k) is tuple:
+                table = pending if pending is not None else loaded
+                if value is None:
+                    table.pop(k, None)
+                    if events:
+                        self._event("tombstone", k, k[0], offset, r.timestamp, None, producer_id)
                 else:
-                    self.loaded.pop(gtp, None)
-                stub = OffsetCommit(k.group, k.topic, k.partition, -1, "", -1, -1, -1, self.log_partition, offset, batch_base)
-                self._event("tombstone", stub, k.group, offset, ts, producer_id)
-                return
-            try:
-                v = decode_offset_commit_value(value)
-            except ValueError as exc:
-                self.problems.append(f"{where}: undecodable offset commit for {k.group} {k.topic}-{k.partition}: {exc}")
-                return
-            c = OffsetCommit(
-                k.group, k.topic, k.partition, v.offset, v.metadata, v.commit_timestamp, v.expire_timestamp,
-                v.leader_epoch, self.log_partition, offset, batch_base, producer_id,
-            )
-            if transactional:
-                self.pending[producer_id][gtp] = c
-                self._event("txn-pending", c, k.group, offset, ts, producer_id)
+                    raw = (value, offset, base, producer_id)
+                    table[k] = raw
+                    if events:
+                        self._event("txn-pending" if pending is not None else "commit", k, k[0], offset, r.timestamp,
+                                    raw, producer_id)
+            elif type(k) is _BadKey:
+                self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition} offset {offset}: {k}")
             else:
-                self.loaded[gtp] = c
-                self._event("commit", c, k.group, offset, ts, producer_id)
-        elif isinstance(k, GroupMetadataKey):
-            if not self.wanted(k.group):
-                return
-            if value is None:
-                self.groups.pop(k.group, None)
-                self.removed.add(k.group)
-                self._event("group-delete", None, k.group, offset, ts)
-                return
+                group: str = k  # type: ignore[assignment]
+                if value is None:
+                    self.groups.pop(group, None)
+                    self.removed.add(group)
+                    if events:
+                        self._event("group-delete", None, group, offset, r.timestamp)
+                else:
+                    self.removed.discard(group)
+                    self.groups[group] = value
+                    if events:
+                        self._event("group", None, group, offset, r.timestamp)
+        if pending is not None and not pending:
+            self.pending.pop(producer_id, None)
+
+    def result(self) -> OffsetsState:
+        state = OffsetsState(records_read=self.records, partitions_read=[self.log_partition])
+        for gtp, raw in self.loaded.items():
+            c = self._commit(gtp, raw)
+            if c is not None:
+                state.offsets[gtp] = c
+        for group, value in self.groups.items():
             try:
-                meta = decode_group_metadata_value(value)
+                state.groups[group] = decode_group_metadata_value(value)
             except ValueError as exc:
-                self.problems.append(f"{where}: undecodable group metadata for {k.group}: {exc}")
-                return
-            self.removed.discard(k.group)
-            self.groups[k.group] = meta
-            self._event("group", None, k.group, offset, ts)
-        else:
-            self.problems.append(f"{where}: unexpected key version {k.version} (the broker refuses to load it)")
+                self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition}: undecodable group metadata for {group}: {exc}")
+        state.deleted_groups = set(self.removed)
+        for per_producer in self.pending.values():
+            for gtp, raw in per_producer.items():
+                c = self._commit(gtp, raw)
+                if c is not None:
+                    state.pending[gtp] = c
+        for g in set(state.groups) | {k[0] for k in state.offsets} | state.deleted_groups | {k[0] for k in state.pending}:
+            state.group_partition[g] = self.log_partition
+        state.problems = self.problems
+        return state
 
 
 def replay_partition_dir(
@@ -267,28 +324,14 @@ def replay_partition_dir(
                         r = records[0]
                         rp.control(batch.producer_id, r.key, r.offset, r.timestamp)
                     continue
-                tx = batch.is_transactional
-                for r in records:
-                    if r.offset < log_start_offset:
-                        continue
-                    rp.record(batch.base_offset, tx, batch.producer_id, r.offset, r.timestamp, r.key, r.value)
+                rp.batch(records, batch.base_offset, batch.is_transactional, batch.producer_id, log_start_offset)
             if scan.error is not None:
                 rp.problems.append(f"{seg.log}: {scan.error} (the rest of the segment is unreadable)")
             elif scan.trailing_bytes:
                 rp.problems.append(f"{seg.log}: {scan.trailing_bytes} bytes of partial batch at the end ignored")
             if progress is not None:
                 progress(mf.size)
-    state = OffsetsState(records_read=rp.records, partitions_read=[rp.log_partition], problems=rp.problems)
-    state.offsets = rp.loaded
-    state.groups = rp.groups
-    state.deleted_groups = set(rp.removed)
-    for g in set(rp.groups) | {k[0] for k in rp.loaded} | rp.removed:
-        state.group_partition[g] = rp.log_partition
-    for per_producer in rp.pending.values():
-        for gtp, c in per_producer.items():
-            state.pending[gtp] = c
-            state.group_partition.setdefault(gtp[0], rp.log_partition)
-    return state
+    return rp.result()
 
 
 def offsets_partition_dirs(log_dir: Path) -> list[Path]:

@@ -23,6 +23,7 @@ import socket
 import socketserver
 import struct
 import threading
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -216,6 +217,7 @@ class FakeKafkaCluster:
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.groups: dict[str, FakeGroup] = {}
         self.requests: Counter[tuple[int, str]] = Counter()
+        self.busy_seconds = 0.0  # time spent answering (benchmarks subtract it from the client's time)
         self.lock = threading.RLock()
 
     # ------------------------------------------------------------------ lifecycle
@@ -278,6 +280,14 @@ class FakeKafkaCluster:
 
     # ------------------------------------------------------------------ protocol
     def _dispatch(self, node_id: int, body: bytes) -> bytes | None:
+        start = time.perf_counter()
+        try:
+            return self._answer(node_id, body)
+        finally:
+            with self.lock:
+                self.busy_seconds += time.perf_counter() - start
+
+    def _answer(self, node_id: int, body: bytes) -> bytes | None:
         api_key, version, correlation_id = struct.unpack_from(">hhi", body, 0)
         name = ApiKey(api_key).name
         with self.lock:

@@ -1,0 +1,243 @@
+"""Benchmark `kafkatool offsets`: requests per broker for a wide group, and offline replay speed.
+
+Modes (each the best of --repeat runs):
+
+  online    in this process, against the wire-protocol fake brokers (tests/support/fake_groups):
+            one group with --partitions partitions (default 10,000) over --brokers brokers (3).
+            Counts the requests each broker received for a describe (DescribeGroups, OffsetFetch,
+            ListOffsets) and for the time lag (Fetch), and times both.  Target: one ListOffsets and
+            one Fetch per broker, whatever the partition count.
+  cli       `kafkatool offsets --bootstrap-server … --group wide` as a subprocess (text, and
+            --time-lag), stdout to /dev/null: process start + connect + describe.
+  offline   replay of a generated `__consumer_offsets` partition of --size-mb MiB (default 1024;
+            validate with 32-64 on a shared machine): MB/s and records/s of `replay_log_dirs`, and
+            the wall time of `kafkatool offsets --log-dir … --all-groups`.
+
+The offline log is cached in benchmarks/data/offsets-<size>mb/ (gitignored): --groups groups commit
+--group-partitions partitions each, 10 partitions per batch (one OffsetCommit request = one batch, as
+a coordinator appends it), with a group metadata record per group every round; rounds repeat the
+first round's batches with new base offsets (the CRC does not cover the base offset) until the size
+is reached.
+
+    python benchmarks/bench_offsets.py --modes online --partitions 10000
+    python benchmarks/bench_offsets.py --modes offline --size-mb 32
+    python benchmarks/bench_offsets.py --json > offsets.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups  # noqa: E402
+from kafkatool.log.writer import Record, SegmentWriter, encode_v2_batch  # noqa: E402
+from kafkatool.ops import offsets_report as rep  # noqa: E402
+from kafkatool.ops.offsets_log import replay_log_dirs  # noqa: E402
+from tests.support.fake_groups import FakeKafkaCluster, FakeMember, encode_consumer_assignment  # noqa: E402
+
+DATA = REPO / "benchmarks" / "data"
+MiB = 1024 * 1024
+
+
+@dataclass
+class Row:
+    mode: str
+    what: str
+    seconds: float
+    size: int
+    unit: str
+    requests: dict[str, dict[int, int]] = field(default_factory=dict)
+    rate: str = ""
+
+    @property
+    def ok(self) -> bool | None:
+        if self.what in ("describe", "time-lag"):
+            return all(all(n == 1 for n in per.values()) for api, per in self.requests.items()
+                       if api in ("ListOffsets", "Fetch"))
+        return None
+
+
+def best(repeat: int, fn: Any) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), result
+
+
+# -- online -------------------------------------------------------------------------------------------
+
+
+def wide_cluster(partitions: int, brokers: int) -> FakeKafkaCluster:
+    c = FakeKafkaCluster(brokers=brokers).start()
+    c.add_topic("wide-topic", partitions, log_end=1000)
+    members = [FakeMember(f"consumer-{i}", f"client-{i}", "/10.0.0.1", [("wide-topic", p) for p in range(i, partitions, 8)])
+               for i in range(8)]
+    c.add_group("wide", state="Stable", protocol="range", members=members,
+                offsets={("wide-topic", p): (p % 997, "") for p in range(partitions)})
+    return c
+
+
+def bench_online(partitions: int, brokers: int, repeat: int) -> list[Row]:
+    rows = []
+    c = wide_cluster(partitions, brokers)
+    try:
+        bo = BrokerOffsets.connect(c.bootstrap, timeout=120)
+        kg = KafkaGroups(bo)
+        try:
+            rep.gather_kafka(kg, bo, ["wide"])  # warm: connections, metadata
+            c.requests.clear()
+            c.busy_seconds = 0.0
+            secs, reports = best(repeat, lambda: rep.gather_kafka(kg, bo, ["wide"]))
+            fake = c.busy_seconds / repeat
+            per = {api: {n: k // repeat for n, k in c.count(api).items()} for api in ("DescribeGroups", "OffsetFetch", "ListOffsets")}
+            assert len(reports[0].rows) == partitions
+            rows.append(Row("online", "describe", secs, partitions, "partitions", per,
+                            f"{partitions / secs:,.0f} partitions/s (fake brokers busy {fake:.2f} s of it)"))
+            rep.add_time_lag(reports, bo, int(time.time() * 1000))  # warm the fake's batch cache
+            c.requests.clear()
+            c.busy_seconds = 0.0
+            secs, _ = best(repeat, lambda: rep.add_time_lag(reports, bo, int(time.time() * 1000)))
+            fake = c.busy_seconds / repeat
+            per = {"Fetch": {n: k // repeat for n, k in c.count("Fetch").items()}}
+            rows.append(Row("online", "time-lag", secs, partitions, "partitions", per,
+                            f"{partitions / secs:,.0f} partitions/s (fake brokers busy {fake:.2f} s of it)"))
+        finally:
+            bo.close()
+    finally:
+        c.stop()
+    return rows
+
+
+def bench_cli(partitions: int, brokers: int, repeat: int) -> list[Row]:
+    rows = []
+    c = wide_cluster(partitions, brokers)
+    try:
+        for what, extra in (("cli-describe", []), ("cli-time-lag", ["--time-lag"])):
+            cmd = [sys.executable, "-m", "kafkatool", "offsets", "--bootstrap-server", c.bootstrap, "--group", "wide",
+                   "--timeout", "120", *extra]
+
+            def run(cmd: list[str] = cmd) -> None:
+                subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, timeout=600)
+
+            secs, _ = best(repeat, run)
+            rows.append(Row("cli", what, secs, partitions, "partitions"))
+    finally:
+        c.stop()
+    return rows
+
+
+# -- offline ------------------------------------------------------------------------------------------
+
+
+def _s(v: str) -> bytes:
+    b = v.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
+    """A cached `__consumer_offsets-0` of about size_mb MiB (see the module docstring)."""
+    root = DATA / f"offsets-{size_mb}mb-{groups}g-{group_partitions}p"
+    pdir = root / "__consumer_offsets-0"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    pdir.mkdir(parents=True, exist_ok=True)
+    for f in pdir.iterdir():
+        f.unlink()
+    ts = 1_700_000_000_000
+    template: list[tuple[bytes, int]] = []  # (batch bytes, record count)
+    offset = 0
+    for g in range(groups):
+        group = f"group-{g:05d}"
+        assignment = encode_consumer_assignment([(f"topic-{g % 50}", p) for p in range(group_partitions)])
+        value = (struct.pack(">h", 3) + _s("consumer") + struct.pack(">i", 1) + _s("range") + _s("m-0")
+                 + struct.pack(">qi", ts, 1) + _s("m-0") + struct.pack(">h", -1) + _s("client") + _s("/10.0.0.1")
+                 + struct.pack(">ii", 300000, 10000) + struct.pack(">i", 10) + b"\x00" * 10
+                 + struct.pack(">i", len(assignment)) + assignment)
+        key = struct.pack(">h", 2) + _s(group)
+        template.append((encode_v2_batch([Record(offset, ts, key, value, (), -1, None, True)], offset), 1))
+        offset += 1
+        for start in range(0, group_partitions, 10):
+            recs = []
+            for p in range(start, min(start + 10, group_partitions)):
+                k = struct.pack(">h", 1) + _s(group) + _s(f"topic-{g % 50}") + struct.pack(">i", p)
+                v = struct.pack(">hqi", 3, 1000 + p, -1) + _s("") + struct.pack(">q", ts)
+                recs.append(Record(offset + len(recs), ts, k, v, (), -1, None, True))
+            template.append((encode_v2_batch(recs, offset), len(recs)))
+            offset += len(recs)
+    writer = SegmentWriter(pdir, 0, 4096)
+    segment_bytes = 1024 * MiB
+    written = 0
+    base = 0
+    while written < size_mb * MiB:
+        for data, n in template:
+            if writer.size + len(data) > segment_bytes:
+                writer.close()
+                writer = SegmentWriter(pdir, base, 4096)
+            patched = struct.pack(">q", base) + data[8:]
+            writer.append(patched, base + n - 1, ts, base + n - 1)
+            base += n
+            written += len(data)
+    writer.close()
+    done.write_text(json.dumps({"bytes": written, "records": base}))
+    return root
+
+
+def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int) -> list[Row]:
+    t = time.perf_counter()
+    root = offline_log(size_mb, groups, group_partitions)
+    gen = time.perf_counter() - t
+    info = json.loads((root / ".complete").read_text())
+    secs, st = best(repeat, lambda: replay_log_dirs([root]))
+    assert len(st.group_ids()) == groups and not st.problems
+    rows = [Row("offline", "replay", secs, info["bytes"], "bytes",
+                rate=f"{info['bytes'] / secs / 1e6:,.1f} MB/s, {st.records_read / secs:,.0f} records/s (generated in {gen:.1f} s)")]
+    cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups", "--quiet"]
+    secs, _ = best(repeat, lambda: subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600))
+    rows.append(Row("offline", "cli-log-dir", secs, info["bytes"], "bytes", rate=f"{info['bytes'] / secs / 1e6:,.1f} MB/s"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modes", default="online,cli,offline")
+    ap.add_argument("--partitions", type=int, default=10_000)
+    ap.add_argument("--brokers", type=int, default=3)
+    ap.add_argument("--size-mb", type=int, default=1024, help="offline: size of the __consumer_offsets log")
+    ap.add_argument("--groups", type=int, default=500)
+    ap.add_argument("--group-partitions", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    rows: list[Row] = []
+    if "online" in modes:
+        rows += bench_online(args.partitions, args.brokers, args.repeat)
+    if "cli" in modes:
+        rows += bench_cli(args.partitions, args.brokers, args.repeat)
+    if "offline" in modes:
+        rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat)
+    if args.json:
+        print(json.dumps([asdict(r) | {"ok": r.ok} for r in rows], indent=2))
+        return 0
+    for r in rows:
+        reqs = "; ".join(f"{api} " + ",".join(f"b{n}:{k}" for n, k in sorted(per.items())) for api, per in r.requests.items())
+        ok = "" if r.ok is None else ("  [one per broker: ok]" if r.ok else "  [NOT batched]")
+        print(f"{r.mode:8} {r.what:13} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
