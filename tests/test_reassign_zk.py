@@ -117,6 +117,9 @@ def test_minimal_strategy_with_sizes_file(kafka: ZkKafka, tmp_path: Path) -> Non
     # the three moves take the smallest partitions: orders-0..2 (100, 200, 300 bytes)
     assert "bytes to move: 600 B" in r.out
     assert all(p["partition"] < 4 for p in moved)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2,3,9",
+                 "--strategy", "minimal", "--sizes", "sizes.json", "--no-plan-file")
+    assert r.code == 0 and "Note: broker 9 of --broker-list not in the cluster: ignored, as Kafka does" in r.err
 
 
 def test_execute_writes_reassignment_and_throttles_atomically(kafka: ZkKafka, tmp_path: Path) -> None:

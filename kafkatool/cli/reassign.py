@@ -234,6 +234,10 @@ def _generate(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) ->
         if result.comparison:
             out += "\n" + format_comparison(result.comparison, target)
         sys.stdout.write(out)
+    missing = [b for b in brokers if b not in target]
+    if missing:
+        _note(f"Note: broker{'' if len(missing) == 1 else 's'} {','.join(map(str, missing))} of --broker-list "
+              "not in the cluster: ignored, as Kafka does", quiet)
     if plan_path:
         _note(f"Saved the plan to {plan_path} (use it as --reassignment-json-file)", quiet)
     if result.seed is not None and g["seed"] is None and g["start_index"] is None:
