@@ -86,7 +86,16 @@ class IndexBuilder:
                 f"larger than the last offset appended ({self.offset_entries[-1][0]})"
             )
         self.offset_entries.append((last_offset, position))
-        self._maybe_time_entry(self.max_timestamp, self.offset_of_max_timestamp)
+        ts = self.max_timestamp
+        time_entries = self.time_entries
+        if time_entries:
+            last_ts, last_off = time_entries[-1]
+            if self.offset_of_max_timestamp < last_off:
+                self._maybe_time_entry(ts, self.offset_of_max_timestamp)  # raises IndexOffsetError
+            if ts > last_ts:
+                time_entries.append((ts, self.offset_of_max_timestamp))
+        elif ts > NO_TIMESTAMP:
+            time_entries.append((ts, self.offset_of_max_timestamp))
         self._last_entry_position = position
 
     def finish_on_close(self) -> None:
