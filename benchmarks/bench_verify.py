@@ -145,13 +145,26 @@ def main(argv: list[str] | None = None) -> int:
             secs = min(times)
             gbps = size / secs / 1e9
             ok = gbps >= TARGET_GBPS if mode in ("walk", "verify", "recover") else None
-            rows.append(Row(mode, batch_bytes, size, n, round(secs, 4), round(gbps, 3), ok, [round(t, 4) for t in times]))
+            rows.append(
+                Row(
+                    mode,
+                    batch_bytes,
+                    size,
+                    n,
+                    round(secs, 4),
+                    round(gbps, 3),
+                    ok,
+                    [round(t, 4) for t in times],
+                )
+            )
         if not args.keep:
             shutil.rmtree(logs, ignore_errors=True)
     if args.json:
         print(json.dumps({"startup_seconds": round(startup, 4), "rows": [asdict(r) for r in rows]}, indent=2))
     else:
-        print(f"startup (kafkatool --version): {startup:.3f} s; target {TARGET_GBPS} GB/s; load {os.getloadavg()}")
+        print(
+            f"startup (kafkatool --version): {startup:.3f} s; target {TARGET_GBPS} GB/s; load {os.getloadavg()}"
+        )
         print(f"{'mode':8} {'batch B':>8} {'MiB':>6} {'batches':>9} {'seconds':>8} {'GB/s':>6}  target")
         for r in rows:
             mark = "" if r.ok is None else ("ok" if r.ok else "BELOW")
