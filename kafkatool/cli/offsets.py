@@ -550,17 +550,24 @@ def reset(
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
     if scope and all_topics:
         raise CliError("give --topic or --all-topics, not both")
-    try:
-        spec = rep.ResetSpec(
-            to_earliest=to_earliest, to_latest=to_latest, to_current=to_current, to_offset=to_offset, shift_by=shift_by,
-            to_datetime_ms=rep.parse_datetime_ms(to_datetime) if to_datetime is not None else None,
-            by_duration_ms=rep.parse_duration_ms(by_duration) if by_duration is not None else None,
-            from_file=rep.parse_offsets_file(from_file.read_text("utf-8"), groups, str(from_file)) if from_file else None,
-        )
-    except UnicodeDecodeError:
-        raise CliError(f"{from_file}: not a text file") from None
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    def parsed(option: str, fn: Any, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return fn(value)
+        except UnicodeDecodeError:
+            raise CliError(f"{option}: {value}: not a text file") from None
+        except rep.OffsetsFileError as exc:
+            raise CliError(str(exc)) from None
+        except ValueError as exc:
+            raise CliError(f"{option}: {exc}") from None
+
+    spec = rep.ResetSpec(
+        to_earliest=to_earliest, to_latest=to_latest, to_current=to_current, to_offset=to_offset, shift_by=shift_by,
+        to_datetime_ms=parsed("--to-datetime", rep.parse_datetime_ms, to_datetime),
+        by_duration_ms=parsed("--by-duration", rep.parse_duration_ms, by_duration),
+        from_file=parsed("--from-file", lambda f: rep.parse_offsets_file(f.read_text("utf-8"), groups, str(f)), from_file),
+    )
     with _translate():
         if source == "zookeeper":
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
