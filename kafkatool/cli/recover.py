@@ -10,8 +10,10 @@ import typer
 from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
 
-HELP = """Recover a log dir or partition dir offline, exactly as a broker does when it starts
-after an unclean shutdown - without the broker, with a preview, and keeping what it would throw away.
+HELP = """A broker's start-up log recovery, offline: with a preview, and salvage of what it drops.
+
+Recovers a log dir or partition dir exactly as a broker does when it starts after an unclean
+shutdown - without the broker, with a preview, and keeping what it would throw away.
 
 In the broker's order: delete *.deleted files; resolve interrupted cleanings/swaps (.cleaned, .swap);
 delete orphan indexes; recover segments - those whose index is missing or fails the sanity check,
@@ -83,9 +85,12 @@ def _render_text(plan, dry_run: bool, quiet: bool) -> str:  # type: ignore[no-un
     for r in plan.salvage_reports:
         j = r.to_json()
         where = "would be written to" if dry_run else "written to"
-        out.append(
-            f"salvage {r.partition}: {j['batches']} batches ({j['bytes']} bytes) {where} {r.out_dir}\n"
-        )
+        if j["batches"]:
+            out.append(
+                f"salvage {r.partition}: {j['batches']} batches ({j['bytes']} bytes) {where} {r.out_dir}\n"
+            )
+        else:
+            out.append(f"salvage {r.partition}: nothing readable past the damage\n")
         for f in j["files"]:  # type: ignore[union-attr]
             spans = ", ".join(f"{a}..{b}" for a, b in f["salvaged_offsets"]) or "none"
             unreadable = ", ".join(f"{a}..{b}" for a, b in f["lost_byte_ranges"]) or "none"
@@ -99,7 +104,7 @@ def _render_text(plan, dry_run: bool, quiet: bool) -> str:  # type: ignore[no-un
     failed = [p for p in plan.partitions if p.error]
     summary = f"{len(plan.partitions)} partition{'s' if len(plan.partitions) != 1 else ''}"
     if lost:
-        summary += f", {len(lost)} {'would lose' if dry_run else 'lost'} records"
+        summary += f", {len(lost)} with records {'to be removed' if dry_run else 'removed'} from the log"
     else:
         summary += ", no records lost"
     if failed:

@@ -1035,7 +1035,9 @@ def _write_salvage(plan: LogDirPlan) -> None:
         if not p.salvage:
             continue
         target = out / p.name
-        written = salv.write_salvage(target, p.salvage, plan.options.index_interval)
+        written = []
+        if any(fs.batches for _, fs in p.salvage):
+            written = salv.write_salvage(target, p.salvage, plan.options.index_interval)
         reports.append(
             salv.SalvageReport(p.name, str(target), [fs for _, fs in p.salvage], written, p.lost_offsets)
         )
