@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
 from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups
@@ -240,3 +242,21 @@ def test_usage_errors_and_unreachable_cluster() -> None:
     assert rc == 2 and "choose exactly one of" in err
     rc, _, err = cli("offsets", "reset", "--bootstrap-server", "h:1", "--group", "g", "--to-latest")
     assert rc == 2 and "One of the reset scopes should be defined" in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), target=st.integers(0, 29), cut=st.integers(17, 4000), compressed=st.booleans())
+def test_a_batch_cut_anywhere_gives_the_exact_record_or_asks_for_the_whole_batch(
+        n: int, target: int, cut: int, compressed: bool) -> None:
+    from kafkatool.cluster.groups import _partial_batch
+    from kafkatool.log.codecs import Codec
+    from kafkatool.log.writer import Record, encode_v2_batch
+
+    target = 1000 + min(target, n - 1)
+    recs = [Record(1000 + i, 1_700_000_000_000 + i * 7, b"k", b"v" * 40, (), -1, None, True) for i in range(n)]
+    data = encode_v2_batch(recs, 1000, codec=Codec.GZIP if compressed else Codec.NONE)
+    stamp, need = _partial_batch(data[: min(cut, len(data) - 1)], 0, target)
+    if need:
+        assert need == len(data)
+    else:
+        assert (stamp.offset, stamp.timestamp, stamp.note) == (target, 1_700_000_000_000 + (target - 1000) * 7, None)

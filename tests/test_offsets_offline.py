@@ -244,6 +244,8 @@ def test_cli_describes_fixture_groups_and_history(kafka_logs: Path) -> None:
     commits = [(e["topic"], e["partition"], e["offset"]) for e in events if e["kind"] == "commit"]
     assert commits == [("fmt-v2", 0, 81), ("fmt-v2", 1, 79), ("fmt-v2", 0, 160), ("fmt-v2", 1, 140)]
     assert all(e["commit_timestamp"] > 1_500_000_000_000 for e in events if e["kind"] == "commit")
+    r = run_kafkatool("offsets", "--log-dir", str(kafka_logs / "kafka-2.1.1"), "--history")
+    assert r.code == 0 and r.out.startswith("COMMIT-TIME ") and len(r.out.splitlines()) == 25
 
 
 def test_cli_offline_input_errors(tmp_path: Path, kafka_logs: Path) -> None:

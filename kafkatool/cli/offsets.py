@@ -239,8 +239,8 @@ def describe(
 
     with _translate():
         if source == "log-dir":
-            _describe_offline(log_dir, groups if not all_groups else None, topics, members, verbose, history,
-                              offsets_partitions, fmt, quiet)
+            _describe_offline(log_dir, groups if groups and not all_groups else None, topics, members, verbose,
+                              history, offsets_partitions, fmt, quiet)
             return
         if source == "zookeeper":
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:

@@ -392,6 +392,7 @@ def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int
     """
     import struct
 
+    from kafkatool.log.errors import LogFormatError
     from kafkatool.log.records import ATTR_CONTROL, ATTR_LOG_APPEND_TIME
     from kafkatool.log.varint import read_varint
 
@@ -417,8 +418,8 @@ def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int
                 if base + off_delta >= target:
                     return RecordStamp(base + off_delta, base_ts + ts_delta, ts_type), 0
                 rpos = body + rlen
-        except (ValueError, IndexError):
-            pass
+        except (LogFormatError, ValueError, IndexError):
+            pass  # the cut fell inside this record: the header's estimate and a second round
     estimate = RecordStamp(max(base, target), base_ts if base_ts >= 0 else None, ts_type,
                            note=None if base == target else "estimated from the batch's first record")
     return estimate, need
