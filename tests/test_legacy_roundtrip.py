@@ -9,7 +9,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,17 +126,13 @@ def test_v1_wrapper_at_offset_zero_keeps_relative_offsets() -> None:
     assert [r.offset for r in b.records()] == [0, 1, 2]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="writer.py: encode_legacy_batch numbers v1 inner messages 0..n-1, so a wrapper of records with "
-    "offset gaps (as compaction leaves) reads back shifted; Kafka's builder stores offset - first offset",
-)
 @SETTINGS
 @given(
     gaps=st.lists(st.integers(1, 5), min_size=2, max_size=8),
     codec=st.sampled_from([Codec.GZIP, Codec.SNAPPY, Codec.LZ4]),
 )
 def test_v1_wrapper_with_offset_gaps(gaps: list[int], codec: int) -> None:
+    """Compaction leaves gaps: inner offsets are relative to the first record, gaps kept (Kafka's toInnerOffset)."""
     offsets = [100 + sum(gaps[:i]) for i in range(len(gaps))]
     recs = [Record(o, 1, b"k", b"v", ()) for o in offsets]
     (b,) = list(iter_batches(encode_legacy_batch(recs, codec=codec)))
