@@ -34,8 +34,10 @@ import heapq
 import os
 import struct
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +72,15 @@ from kafkatool.ops.safety import LogDirLock, finish_interrupted_swaps, is_locked
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
+MAP_KEYS_PER_PUT = 32768  # keys hashed and put into the offset map per vectorised call
+LOOKUPS_PER_GET = 32768  # keys looked up per vectorised call while cleaning
+CLEAN_BYTES_PER_GET = 4 * 1024 * 1024  # ...or fewer, to bound the decoded records held at once
 CONTROL_ABORT = 0
 CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
 
 # Batch retention decisions (MemoryRecords.RecordFilter.BatchRetention)
+_Plan = tuple[Batch, int, bool, bool, list[Record]]  # batch, retention, discard records, empty-txn marker, records
 DELETE = 0  # drop the batch without looking at its records
 RETAIN_EMPTY = 1  # keep the batch even if no record survives (a 61-byte header)
 DELETE_EMPTY = 2  # keep the batch only if a record survives
@@ -851,44 +857,53 @@ class Cleaner:
                 return
 
     def _map_segment(self, seg: Segment, start: int, next_start: int, txn: TransactionTracker) -> bool:
-        omap = self.map
+        """buildOffsetMapForSegment.  Keys go to the map MAP_KEYS_PER_PUT at a time (the fill point is
+        still exact to the record), because numpy calls cost the same for 200 keys as for 50,000."""
+        keys: list[bytes] = []
+        offsets: list[int] = []
+        bounds: list[int] = []  # number of keys collected once each batch read since the last put was done
+        lasts: list[int] = []  # last offset of each of those batches
+        pending_bytes = 0
+        st = self.stats
         with MappedFile(seg.files.log) as mf:
-            for chunk in read_chunks(mf.buf, seg.size, self.cfg):
-                keys: list[bytes] = []
-                offsets: list[int] = []
-                owner: list[int] = []  # index into `lasts` of each key's batch
-                lasts: list[int] = []
-                chunk_bytes = 0
-                for b in chunk:
-                    chunk_bytes += b.size
-                    if b.last_offset < start:
-                        continue  # before the dirty range: the broker starts at the index entry for it
-                    if b.is_control:
-                        txn.on_control_batch(b, control_type(b))
-                        self.stats.map_records_read += 1
-                    elif txn.on_batch(b):
-                        self.stats.map_records_read += b.count or 0
-                    else:
-                        n = len(lasts)
-                        for r in b.records():
-                            if r.key is not None and r.offset >= start:
-                                keys.append(r.key)
-                                offsets.append(r.offset)
-                                owner.append(n)
-                            self.stats.map_records_read += 1
-                    lasts.append(b.last_offset)
-                consumed = omap.put_until_full(digests(keys), np.array(offsets, dtype=np.int64)) if keys else 0
-                full = consumed < len(keys)
-                for last in lasts[: owner[consumed]] if full else lasts:
-                    omap.update_latest_offset(last)
-                self.stats.map_bytes_read += chunk_bytes
-                if self.progress:
-                    self.progress(chunk_bytes)
-                if full:
-                    return True
+            for b in BatchScan(mf.buf, 0, seg.size):
+                pending_bytes += b.size
+                if b.last_offset < start:
+                    continue  # before the dirty range: the broker starts at the index entry for it
+                if b.is_control:
+                    txn.on_control_batch(b, control_type(b))
+                    st.map_records_read += 1
+                elif txn.on_batch(b):
+                    st.map_records_read += b.count or 0
+                else:
+                    recs = b.records()
+                    st.map_records_read += len(recs)
+                    keys += [r.key for r in recs if r.key is not None and r.offset >= start]
+                    offsets += [r.offset for r in recs if r.key is not None and r.offset >= start]
+                bounds.append(len(keys))
+                lasts.append(b.last_offset)
+                if len(keys) >= MAP_KEYS_PER_PUT:
+                    if self._map_put(keys, offsets, bounds, lasts, pending_bytes):
+                        return True
+                    keys, offsets, bounds, lasts, pending_bytes = [], [], [], [], 0
+            if self._map_put(keys, offsets, bounds, lasts, pending_bytes):
+                return True
         if not self.cfg.before_kip534:
-            omap.update_latest_offset(next_start - 1)  # offset gaps at a segment's end (Kafka 3.x)
+            self.map.update_latest_offset(next_start - 1)  # offset gaps at a segment's end (Kafka 3.x)
         return False
+
+    def _map_put(self, keys: list[bytes], offsets: list[int], bounds: list[int], lasts: list[int], size: int) -> bool:
+        """Put keys until the map fills; the map covers every batch read before the one that filled it."""
+        omap = self.map
+        consumed = omap.put_until_full(digests(keys), np.array(offsets, dtype=np.int64)) if keys else 0
+        full = consumed < len(keys)
+        covered = lasts[: bisect_right(bounds, consumed)] if full else lasts
+        if covered:
+            omap.update_latest_offset(covered[-1])
+        self.stats.map_bytes_read += size
+        if self.progress:
+            self.progress(size)
+        return full
 
     # -- grouping ---------------------------------------------------------------------------
     def group_segments(self, segments: list[Segment], first_uncleanable: int) -> list[list[Segment]]:
@@ -1015,14 +1030,19 @@ class Cleaner:
         producers: dict[int, ProducerLast],
         upper_bound_offset: int,
     ) -> None:
+        """cleanInto: filter a segment chunk by chunk (each chunk one append to the cleaned segment).
+
+        Batch decisions run in log order as Kafka's do; the keys of several chunks are looked up in one
+        vectorised call before their chunks are written.
+        """
         st = self.stats
-        old = self.cfg.before_kip534
-        now = self.now
         latest = self.map.latest_offset
+        pending: list[tuple[int, list[_Plan]]] = []
+        lookup: list[bytes] = []
+        pending_bytes = 0
         with MappedFile(seg.files.log) as mf:
             for chunk in read_chunks(mf.buf, seg.size, self.cfg):
-                plans: list[tuple[Batch, int, bool, bool, list[Record]]] = []
-                lookup: list[bytes] = []
+                plans: list[_Plan] = []
                 chunk_bytes = 0
                 for b in chunk:
                     chunk_bytes += b.size
@@ -1037,87 +1057,112 @@ class Cleaner:
                     recs = b.records()
                     st.records_read += len(recs)
                     if not discard and not b.is_control:
-                        lookup.extend(r.key for r in recs if r.key is not None and r.offset <= latest)
+                        lookup.extend([r.key for r in recs if r.key is not None and r.offset <= latest])
                     plans.append((b, retention, discard, empty_txn_marker, recs))
-                found = self.map.get_many(digests(lookup)).tolist() if lookup else []
-                fi = 0
-                parts: list[bytes] = []
-                max_offset = -1
-                max_ts = NO_TIMESTAMP
-                shallow = -1
-                for b, retention, discard, empty_txn_marker, recs in plans:
-                    if b.magic >= 2 and not old:
-                        horizon = b.delete_horizon_ms
-                        retain_deletes = horizon is None or now < horizon
-                    else:
-                        horizon = b.delete_horizon_ms if b.magic >= 2 else None
-                        retain_deletes = retain_segment_deletes
+                pending.append((chunk_bytes, plans))
+                pending_bytes += chunk_bytes
+                if len(lookup) >= LOOKUPS_PER_GET or pending_bytes >= CLEAN_BYTES_PER_GET:
+                    self._write_chunks(pending, lookup, out, retain_segment_deletes)
+                    pending, lookup, pending_bytes = [], [], 0
+            if pending:
+                self._write_chunks(pending, lookup, out, retain_segment_deletes)
+
+    def _write_chunks(
+        self, pending: list[tuple[int, list[_Plan]]], lookup: list[bytes], out: CleanedSegment, retain_segment_deletes: bool
+    ) -> None:
+        """filterTo for planned chunks: keep records, copy or rebuild batches, append each chunk.
+
+        shouldRetainRecord is evaluated with numpy over all records of the chunks at once: a record stays
+        if it is past the map, or keyed, not older than its key's mapped offset, and either has a value or
+        its tombstone is still retained.
+        """
+        st = self.stats
+        old = self.cfg.before_kip534
+        now = self.now
+        latest = self.map.latest_offset
+        # flat per-record columns of the batches whose records are judged one by one
+        judged = [p[4] for _, plans in pending for p in plans if not p[2] and not p[0].is_control]
+        offsets = np.fromiter((r.offset for recs in judged for r in recs), dtype=np.int64)
+        keyed = np.fromiter((r.key is not None for recs in judged for r in recs), dtype=bool)
+        valued = np.fromiter((r.value is not None for recs in judged for r in recs), dtype=bool)
+        mapped = np.full(len(offsets), -1, dtype=np.int64)
+        in_map = keyed & (offsets <= latest)
+        if lookup:
+            mapped[in_map] = self.map.get_many(digests(lookup))
+        latest_of_key = (offsets >= mapped) & in_map
+        past_map = offsets > latest
+        st.keyless_dropped += int((~keyed & ~past_map).sum())
+        st.tombstones_read += int((~valued).sum())
+        pos = 0
+        for chunk_bytes, plans in pending:
+            parts: list[bytes] = []
+            max_offset = -1
+            max_ts = NO_TIMESTAMP
+            shallow = -1
+            for b, retention, discard, empty_txn_marker, recs in plans:
+                n = len(recs)
+                if b.magic >= 2 and not old:
+                    horizon = b.delete_horizon_ms
+                    retain_deletes = horizon is None or now < horizon
+                else:
+                    horizon = b.delete_horizon_ms if b.magic >= 2 else None
+                    retain_deletes = retain_segment_deletes
+                if discard:
                     kept: list[Record] = []
-                    tombstones = False
-                    complete = True
-                    kept_max = -1
-                    for r in recs:
-                        if r.value is None:
-                            st.tombstones_read += 1
-                        if discard:
-                            keep = False
-                        elif b.is_control or r.offset > latest:
-                            keep = True
-                        elif r.key is None:
-                            st.keyless_dropped += 1
-                            keep = False
-                        else:
-                            keep = r.offset >= found[fi] and (r.value is not None or retain_deletes)
-                            fi += 1
-                        if keep:
-                            kept.append(r)
-                            kept_max = r.offset
-                            if r.value is None:
-                                tombstones = True
-                        else:
-                            complete = False
-                    if kept:
-                        stamp = b.magic >= 2 and (tombstones or empty_txn_marker) and horizon is None and not old
-                        if complete and not stamp:
-                            data = b.raw()
-                            ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
-                        else:
-                            if stamp:
-                                horizon = now + self.cfg.delete_retention_ms
-                                st.horizons_stamped += 1
-                            data, ts, ts_offset = self._rebuild(b, kept, horizon)
-                            largest = kept_max
-                        st.records_written += len(kept)
-                        st.tombstones_written += sum(1 for r in kept if r.value is None)
-                    elif retention == RETAIN_EMPTY and b.magic >= 2:
-                        data = encode_v2_batch(
-                            [],
-                            b.base_offset,
-                            timestamp_type=b.timestamp_type,
-                            producer_id=b.producer_id,
-                            producer_epoch=b.producer_epoch,
-                            base_sequence=b.base_sequence,
-                            partition_leader_epoch=b.partition_leader_epoch,
-                            is_transactional=b.is_transactional,
-                            is_control=b.is_control,
-                            last_offset=b.last_offset,
-                            max_timestamp=b.max_timestamp,
-                        )
+                    tombstones = 0
+                    st.tombstones_read += sum(1 for r in recs if r.value is None)
+                elif b.is_control:
+                    kept = recs
+                    tombstones = 0
+                    st.tombstones_read += sum(1 for r in recs if r.value is None)
+                else:
+                    sl = slice(pos, pos + n)
+                    pos += n
+                    keep = past_map[sl] | (latest_of_key[sl] & (valued[sl] | retain_deletes))
+                    tombstones = int((keep & ~valued[sl]).sum())
+                    kept = recs if bool(keep.all()) else list(compress(recs, keep.tolist()))
+                if kept:
+                    stamp = b.magic >= 2 and (tombstones or empty_txn_marker) and horizon is None and not old
+                    if len(kept) == n and not stamp:
+                        data = b.raw()
                         ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
-                        st.empty_batches_written += 1
                     else:
-                        continue
-                    parts.append(data)
-                    st.batches_written += 1
-                    if ts > max_ts:
-                        max_ts, shallow = ts, ts_offset
-                    max_offset = max(max_offset, largest)
-                if parts:
-                    data = b"".join(parts)
-                    out.append(data, max_offset, max_ts, shallow)
-                    st.bytes_written += len(data)
-                if self.progress:
-                    self.progress(chunk_bytes)
+                        if stamp:
+                            horizon = now + self.cfg.delete_retention_ms
+                            st.horizons_stamped += 1
+                        data, ts, ts_offset = self._rebuild(b, kept, horizon)
+                        largest = kept[-1].offset
+                    st.records_written += len(kept)
+                    st.tombstones_written += tombstones
+                elif retention == RETAIN_EMPTY and b.magic >= 2:
+                    data = encode_v2_batch(
+                        [],
+                        b.base_offset,
+                        timestamp_type=b.timestamp_type,
+                        producer_id=b.producer_id,
+                        producer_epoch=b.producer_epoch,
+                        base_sequence=b.base_sequence,
+                        partition_leader_epoch=b.partition_leader_epoch,
+                        is_transactional=b.is_transactional,
+                        is_control=b.is_control,
+                        last_offset=b.last_offset,
+                        max_timestamp=b.max_timestamp,
+                    )
+                    ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
+                    st.empty_batches_written += 1
+                else:
+                    continue
+                parts.append(data)
+                st.batches_written += 1
+                if ts > max_ts:
+                    max_ts, shallow = ts, ts_offset
+                max_offset = max(max_offset, largest)
+            if parts:
+                data = b"".join(parts)
+                out.append(data, max_offset, max_ts, shallow)
+                st.bytes_written += len(data)
+            if self.progress:
+                self.progress(chunk_bytes)
 
     @staticmethod
     def _rebuild(b: Batch, kept: list[Record], horizon: int | None) -> tuple[bytes, int, int]:

@@ -1,0 +1,229 @@
+"""Benchmark `kafkatool compact` on a generated partition with a given share of overwrites.
+
+The partition is written with the project's writer (`kafkatool.log.writer`): `--size-mb` of v2 batches
+of `--batch-records` records with `--value-size`-byte values (half random, so about 2x compressible
+with `--codec`); every key is written once, in a scrambled order, then `--overwrite-pct` of the records
+overwrite them in another order (so that share is reclaimable), split into segments of
+`--segment-mb`, plus an active segment.  Then the real command runs as a subprocess:
+
+    kafkatool compact DIR --config segment.bytes=... --buffer-size ... --format json --quiet
+
+Reported: partition MB (10^6 bytes), wall seconds of the command and of the cleaning itself (the JSON's
+elapsed_s, without interpreter start-up), MB/s over the partition size, records/s, bytes and records
+reclaimed, the child's CPU seconds (user + system: the figure to trust on a busy machine, where wall
+time also counts waiting for a core), and memory: peak RSS of the child (wait4 rusage) and the peaks of its anonymous and file-backed
+resident memory sampled from /proc (mapped segment pages count as file-backed RSS and are reclaimable;
+the offset map and buffers are anonymous).  Targets: >= 200 MB/s; anonymous memory bounded by the
+dedupe buffer plus the interpreter.
+
+    python benchmarks/bench_compact.py --size-mb 32
+    python benchmarks/bench_compact.py --size-mb 1024 --segment-mb 128 --buffer-size-mb 128 --json
+    python benchmarks/bench_compact.py --size-mb 64 --value-size 100 --codec lz4 --repeat 3
+
+Do not run the 1 GiB size on a shared machine; validate at 32-64 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kafkatool.log.codecs import CODEC_NAMES
+from kafkatool.log.records import Record
+from kafkatool.log.writer import SegmentWriter, encode_v2_batch
+
+MB = 1_000_000
+MIB = 1024 * 1024
+
+
+@dataclass
+class Run:
+    size_mb: float
+    records: int
+    wall_s: float
+    clean_s: float
+    mb_per_s: float
+    mb_per_s_wall: float
+    cpu_s: float
+    mb_per_cpu_s: float
+    records_per_s: float
+    bytes_reclaimed: int
+    records_reclaimed: int
+    map_entries: int
+    peak_rss_mb: float
+    peak_anon_mb: float
+    peak_file_mb: float
+    buffer_mb: float
+
+
+def generate(partition_dir: Path, size: int, segment_bytes: int, value_size: int, batch_records: int,
+             overwrite_pct: float, codec: int, seed: int) -> int:
+    """Write about `size` bytes of keyed v2 batches; return the record count (active segment included)."""
+    rng = random.Random(seed)
+    record_size = value_size + 30  # key, varints, attributes: about
+    approx = max(batch_records, size // record_size)
+    distinct = max(1, int(approx * (1 - overwrite_pct / 100)))
+    # every key once in one scrambled order, then the overwrites in another: exactly the share asked
+    a0, a1 = _coprime(distinct, rng), _coprime(distinct, rng)
+    c0, c1 = rng.randrange(distinct), rng.randrange(distinct)
+
+    def key_of(i: int) -> int:
+        if i < distinct:
+            return (a0 * i + c0) % distinct
+        return (a1 * (i - distinct) + c1) % distinct
+    filler = b"x" * (value_size - value_size // 2)
+    offset = 0
+    written = 0
+    t0 = 1_700_000_000_000
+    while written < size:
+        w = SegmentWriter(partition_dir, offset)
+        while w.size < segment_bytes and written < size:
+            recs = []
+            for _ in range(batch_records):
+                k = key_of(offset)
+                value = rng.randbytes(value_size // 2) + filler  # half random: about 2x compressible
+                recs.append(Record(offset, t0 + offset, b"key-%012d" % k, value, ()))
+                offset += 1
+            data = encode_v2_batch(recs, recs[0].offset, codec=codec)
+            w.append(data, offset - 1, t0 + offset - 1, offset - 1)
+            written += len(data)
+        w.close()
+    # the active segment, never cleaned
+    w = SegmentWriter(partition_dir, offset)
+    w.append(encode_v2_batch([Record(offset, t0 + offset, b"active", b"x", ())], offset), offset, t0, offset)
+    w.close()
+    return offset + 1
+
+
+def _coprime(n: int, rng: random.Random) -> int:
+    """A multiplier that makes i -> a*i mod n a bijection."""
+    while True:
+        a = rng.randrange(1, max(2, n)) | 1
+        if math.gcd(a, n) == 1:
+            return a
+
+
+def _sample_memory(pid: int, peaks: dict[str, int], stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith(("RssAnon:", "RssFile:", "VmRSS:")):
+                        key, value = line.split(":", 1)
+                        peaks[key] = max(peaks.get(key, 0), int(value.split()[0]) * 1024)
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        stop.wait(0.02)
+
+
+def run_once(partition_dir: Path, args: argparse.Namespace, segment_bytes: int) -> Run:
+    size = sum(p.stat().st_size for p in partition_dir.iterdir() if p.suffix == ".log")
+    cmd = [
+        sys.executable, "-m", "kafkatool", "compact", str(partition_dir), "--quiet", "--format", "json",
+        "--config", f"segment.bytes={segment_bytes}", "--buffer-size", str(args.buffer_size_mb * MIB),
+        "--now", "1800000000000",
+    ]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peaks: dict[str, int] = {}
+    stop = threading.Event()
+    sampler = threading.Thread(target=_sample_memory, args=(proc.pid, peaks, stop), daemon=True)
+    sampler.start()
+    _, status, rusage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    stop.set()
+    sampler.join()
+    out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"compact failed ({proc.returncode}): {err}")
+    [result] = json.loads(out)
+    st = result["stats"]
+    clean_s = result["elapsed_s"]
+    return Run(
+        size_mb=size / MB,
+        records=st["records_read"],
+        wall_s=round(wall, 3),
+        clean_s=round(clean_s, 3),
+        mb_per_s=round(size / MB / clean_s, 1),
+        mb_per_s_wall=round(size / MB / wall, 1),
+        cpu_s=round(rusage.ru_utime + rusage.ru_stime, 3),
+        mb_per_cpu_s=round(size / MB / (rusage.ru_utime + rusage.ru_stime), 1),
+        records_per_s=round(st["records_read"] / clean_s),
+        bytes_reclaimed=st["bytes_read"] - st["bytes_written"],
+        records_reclaimed=st["records_read"] - st["records_written"],
+        map_entries=result["map_entries"],
+        peak_rss_mb=round(rusage.ru_maxrss * 1024 / MB, 1),
+        peak_anon_mb=round(peaks.get("RssAnon", 0) / MB, 1),
+        peak_file_mb=round(peaks.get("RssFile", 0) / MB, 1),
+        buffer_mb=args.buffer_size_mb * MIB / MB,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=int, default=32, help="partition size in MiB (the target run is 1024)")
+    ap.add_argument("--segment-mb", type=int, default=0, help="segment size in MiB (default: size/8, >= 1)")
+    ap.add_argument("--value-size", type=int, default=1000, help="bytes per value")
+    ap.add_argument("--batch-records", type=int, default=100, help="records per batch")
+    ap.add_argument("--overwrite-pct", type=float, default=50.0, help="share of records overwritten later")
+    ap.add_argument("--codec", default="none", choices=sorted(CODEC_NAMES), help="batch compression")
+    ap.add_argument("--buffer-size-mb", type=int, default=128, help="log.cleaner.dedupe.buffer.size in MiB")
+    ap.add_argument("--repeat", type=int, default=1, help="runs on fresh copies; the best is reported")
+    ap.add_argument("--workdir", type=Path, default=None, help="where to generate (default: a temp dir)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true", help="print the runs as JSON")
+    args = ap.parse_args()
+
+    size = args.size_mb * MIB
+    segment_bytes = (args.segment_mb * MIB) if args.segment_mb else max(MIB, size // 8)
+    base = Path(tempfile.mkdtemp(prefix="bench-compact-", dir=args.workdir))
+    try:
+        src = base / "source" / "bench-0"
+        src.mkdir(parents=True)
+        t = time.perf_counter()
+        n = generate(src, size, segment_bytes, args.value_size, args.batch_records, args.overwrite_pct,
+                     CODEC_NAMES[args.codec], args.seed)
+        gen_s = time.perf_counter() - t
+        runs = []
+        for i in range(args.repeat):
+            work = base / f"run-{i}" / "bench-0"
+            shutil.copytree(src, work)
+            runs.append(run_once(work, args, segment_bytes))
+            shutil.rmtree(work.parent)
+        best = min(runs, key=lambda r: r.clean_s)
+        if args.json:
+            print(json.dumps({"settings": vars(args) | {"workdir": str(args.workdir)}, "records": n,
+                              "generate_s": round(gen_s, 1), "runs": [asdict(r) for r in runs],
+                              "best": asdict(best)}, indent=2))
+            return
+        print(f"partition: {best.size_mb:.1f} MB, {n:,} records, {args.value_size}-byte values, "
+              f"{args.overwrite_pct:.0f}% overwrites, codec {args.codec}, segments of {segment_bytes / MB:.1f} MB "
+              f"(generated in {gen_s:.1f} s)")
+        for r in runs:
+            print(f"  clean {r.clean_s:.2f} s ({r.mb_per_s:.0f} MB/s, {r.records_per_s:,.0f} records/s); "
+                  f"wall {r.wall_s:.2f} s ({r.mb_per_s_wall:.0f} MB/s); CPU {r.cpu_s:.2f} s "
+                  f"({r.mb_per_cpu_s:.0f} MB per CPU-second)")
+            print(f"  reclaimed {r.bytes_reclaimed / MB:.1f} MB, {r.records_reclaimed:,} records; "
+                  f"{r.map_entries:,} keys mapped")
+            print(f"  peak RSS {r.peak_rss_mb:.0f} MB (anonymous {r.peak_anon_mb:.0f} MB, file-backed "
+                  f"{r.peak_file_mb:.0f} MB) with a {r.buffer_mb:.0f} MB dedupe buffer")
+        print(f"target >= 200 MB/s: {'met' if best.mb_per_s >= 200 else 'NOT met'} ({best.mb_per_s:.0f} MB/s)")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
