@@ -73,6 +73,13 @@ def test_consumer_offset_checker_text(zk_cluster: tuple[str, FakeKafkaCluster, A
     rc, out, _ = cli("offsets", "--zookeeper", connect, "--group", "stopped", "--topic", "other", "--format", "json")
     (row,) = json.loads(out)
     assert (row["topic"], row["current_offset"], row["log_end_offset"], row["lag"], row["state"]) == ("other", 3, 5, 2, "Empty")
+    # an old consumer with offsets.storage=kafka: the broker's offsets win over the znodes
+    c.add_group("active", offsets={("old-v1", 1): (79, "")})
+    rc, out, _ = cli("offsets", "--zookeeper", connect, "--group", "active")
+    assert out.splitlines()[1:] == [
+        "active          old-v1                         0   80              84              4               active_host-1-abc-0",
+        "active          old-v1                         1   79              80              1               none",
+    ]
     rc, out, err = cli("offsets", "--zookeeper", connect, "--group", "nope")
     assert rc == 2 and out == "" and err == "kafkatool: group 'nope': does not exist\n"
 

@@ -243,11 +243,14 @@ def describe(
                               history, offsets_partitions, fmt, quiet)
             return
         if source == "zookeeper":
+            from kafkatool.cluster.groups import KafkaGroups
+
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
                 names = zk.list_groups() if all_groups else groups
+                kg = KafkaGroups(bo)
 
                 def gather() -> list[Any]:
-                    return rep.gather_zookeeper(zk, bo, names, topics)
+                    return rep.gather_zookeeper(zk, bo, names, topics, kg)
 
                 reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
                 broker_map = {b.id: f"{b.host}:{b.port}" for b in zk.brokers().values()} if broker_info else None
@@ -430,7 +433,9 @@ def export(
                 names = zk.list_groups() if all_groups else groups
                 if fmt == "json":
                     with _brokers(bootstrap_server, command_config, timeout, zk) as bo:
-                        reports = rep.gather_zookeeper(zk, bo, names, topics)
+                        from kafkatool.cluster.groups import KafkaGroups
+
+                        reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo))
                         rep.add_time_lag(reports, bo, int(time.time() * 1000))
                 else:
                     reports = _zk_export_reports(zk, names, topics)

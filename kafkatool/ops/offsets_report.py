@@ -892,17 +892,34 @@ def _filtered_member(m: Any, keep: Any) -> Any:
     return c
 
 
-def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], topics: Sequence[str] | None = None) -> list[GroupReport]:
+def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], topics: Sequence[str] | None = None,
+                     kafka_groups: Any | None = None) -> list[GroupReport]:
     """ZooKeeper-stored groups: offsets and owners from `/consumers`, leaders from `/brokers`,
-    log-end offsets from the leaders (one ListOffsets per broker for all the groups)."""
+    log-end offsets from the leaders (one ListOffsets per broker for all the groups).
+
+    With `kafka_groups`, offsets the group committed to Kafka (old consumers with
+    `offsets.storage=kafka`) win over the znodes, as ConsumerOffsetChecker asks the offset manager
+    first and reads ZooKeeper only for partitions it has no offset for.
+    """
     per_group: list[tuple[str, Any]] = []
     all_tps: set[TP] = set()
+    in_kafka: dict[str, dict[TP, Any]] = {}
+    if kafka_groups is not None and groups:
+        from kafkatool.cluster.connect import ClusterError
+
+        try:
+            in_kafka = kafka_groups.committed(groups)
+        except ClusterError:
+            in_kafka = {}
     for g in groups:
         if not zk_groups.exists(g):
             per_group.append((g, None))
             continue
         parts, leaders = zk_groups.partitions(list(topics) if topics else zk_groups.topics(g))
         committed = zk_groups.committed(g, parts)
+        for tp, c in in_kafka.get(g, {}).items():
+            if c is not None and tp in committed:
+                committed[tp] = c.offset
         tps = [(t, p) for t in parts for p in parts[t]]
         owners = zk_groups.owners(g, tps)
         all_tps.update(tp for tp in tps if leaders.get(tp) is not None)
