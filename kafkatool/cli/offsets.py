@@ -193,7 +193,7 @@ def describe(
     verbose: bool = typer.Option(False, "--verbose", help="With --members: each member's partitions."),
     state: bool = typer.Option(False, "--state", help="Coordinator, assignment strategy, state and member count."),
     broker_info: bool = typer.Option(False, "--broker-info", help="ZooKeeper groups: print the brokers asked (ConsumerOffsetChecker)."),
-    time_lag: bool = typer.Option(False, "--time-lag", help="Timestamp of the record at each committed offset, and its age."),
+    time_lag: bool = typer.Option(False, "--time-lag", help="Timestamp of the record at each committed offset, and its age (text: kafkatool's own table)."),
     sample: float = typer.Option(None, "--sample", help="Measure consume/produce rates over SECONDS and estimate time to drain (implies --time-lag)."),
     max_lag: int = typer.Option(None, "--max-lag", help="Exit 1 when any partition lags more than N messages."),
     max_time_lag: float = typer.Option(None, "--max-time-lag", help="Exit 1 when any partition's time lag exceeds SECONDS."),

@@ -191,6 +191,13 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # the client went away (timeout, close): nothing to report
+        super().handle_error(request, client_address)
+
 
 @dataclass
 class _Broker:
