@@ -187,7 +187,7 @@ def _emptied_batch_timestamps(log: Path) -> set[int]:
         return {b.max_timestamp for b in iter_batches(mf.buf) if b.magic >= 2 and b.count == 0}
 
 
-CFG = CompactConfig(segment_bytes=1500, delete_retention_ms=60_000)
+CFG = CompactConfig(segment_bytes=1500, delete_retention_ms=60_000, policy_confirmed=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -599,6 +599,23 @@ def test_cli_errors_are_one_line_with_documented_codes(tmp_path):
     assert p.returncode == 1 and "CRC" in p.stderr and "recover" in p.stderr and "Traceback" not in p.stderr
     p = kafkatool("compact", "--estimate", str(d))
     assert p.returncode == 1 and "CRC" in p.stdout
+
+
+def test_keyless_data_means_not_a_compacted_topic_unless_confirmed(tmp_path):
+    d = tmp_path / "plain-0"
+    build_log(d, [[BatchSpec([(None, b"1"), (None, b"2")])], [BatchSpec([(b"k", b"3")])]])
+    before = concat_logs(d)
+    p = kafkatool("compact", str(d), "--now", str(NOW))
+    assert p.returncode == 2 and "2 keyless records" in p.stderr and "cleanup.policy=compact" in p.stderr
+    assert concat_logs(d) == before
+    p = kafkatool("compact", str(d), "--now", str(NOW), "--dry-run")
+    assert p.returncode == 0 and "Warning: 2 keyless records" in p.stdout
+    p = kafkatool("compact", str(d), "--now", str(NOW), "--config", "cleanup.policy=compact")
+    assert p.returncode == 0 and "keyless records removed: 2" in p.stdout
+    meta = tmp_path / "__cluster_metadata-0"
+    build_log(meta, [[BatchSpec([(None, b"1")])], [BatchSpec([(None, b"2")])]])
+    p = kafkatool("compact", str(meta), "--config", "cleanup.policy=compact")
+    assert p.returncode == 2 and "__cluster_metadata is not a compacted topic" in p.stderr
 
 
 def test_cli_refuses_while_the_log_dir_is_locked(tmp_path):

@@ -139,6 +139,8 @@ def _text(result: Any, out: Any) -> None:
     if r.resolved_temp_files:
         verb = "Would first finish" if r.dry_run else "Finished"
         w(f"  {verb} an interrupted swap: {', '.join(r.resolved_temp_files)}\n")
+    for warning in r.warnings:
+        w(f"  Warning: {warning}\n")
     if r.dry_run and r.locked:
         w("  Note: the log dir is locked by a running broker; a real run would refuse\n")
 

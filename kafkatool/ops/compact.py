@@ -72,6 +72,7 @@ from kafkatool.ops.safety import LogDirLock, finish_interrupted_swaps, is_locked
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
+METADATA_TOPIC = "__cluster_metadata"
 MAP_KEYS_PER_PUT = 32768  # keys hashed and put into the offset map per vectorised call
 LOOKUPS_PER_GET = 32768  # keys looked up per vectorised call while cleaning
 CLEAN_BYTES_PER_GET = 4 * 1024 * 1024  # ...or fewer, to bound the decoded records held at once
@@ -113,6 +114,7 @@ class CompactConfig:
     message_max_bytes: int = 1048588  # message.max.bytes (broker): the cleaner's largest I/O buffer
     producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms: older producers are gone
     kafka_version: str = "3"  # whose cleaner rules: "3" (Kafka 3.1+, KIP-534) or "2.1"
+    policy_confirmed: bool = False  # cleanup.policy=compact was given: compact even with keyless records
 
     @property
     def read_buffer_size(self) -> int:
@@ -196,6 +198,7 @@ def parse_config(pairs: Iterable[str], base: CompactConfig | None = None) -> Com
                     f"--config cleanup.policy={raw}: the broker never compacts such a topic "
                     "(give cleanup.policy=compact to compact it anyway)"
                 )
+            values["policy_confirmed"] = True
             continue
         if key in IGNORED_CONFIG_NAMES:
             continue
@@ -669,6 +672,7 @@ class CleanerStats:
     batches_written: int = 0
     map_bytes_read: int = 0
     map_records_read: int = 0
+    map_keyless: int = 0  # keyless data records in the dirty range (a compacted topic has none)
     tombstones_read: int = 0
     tombstones_written: int = 0
     keyless_dropped: int = 0
@@ -716,6 +720,7 @@ class CompactionResult:
     map_full: bool
     cleaned: bool
     reason: str = ""
+    warnings: list[str] = field(default_factory=list)
     groups: list[GroupResult] = field(default_factory=list)
     stats: CleanerStats = field(default_factory=CleanerStats)
     checkpoint_written: bool = False
@@ -878,6 +883,7 @@ class Cleaner:
                 else:
                     recs = b.records()
                     st.map_records_read += len(recs)
+                    st.map_keyless += sum(1 for r in recs if r.key is None)
                     keys += [r.key for r in recs if r.key is not None and r.offset >= start]
                     offsets += [r.offset for r in recs if r.key is not None and r.offset >= start]
                 bounds.append(len(keys))
@@ -1253,6 +1259,11 @@ def _compact(
     until_offset: int | None,
     progress: Callable[[int], None] | None,
 ) -> CompactionResult:
+    if parse_partition_dir(partition_dir.name) == (METADATA_TOPIC, 0):
+        raise CompactInputError(
+            f"{partition_dir}: {METADATA_TOPIC} is not a compacted topic (KRaft keeps it short with snapshots); "
+            "its keyless records would all be removed"
+        )
     log = PartitionLog(partition_dir, progress=progress)
     rng = cleanable_range(log, cfg, now, first_dirty_offset=first_dirty_offset, until_offset=until_offset)
     omap = offset_map if offset_map is not None else OffsetMap(cfg.dedupe_buffer_size, cfg.dedupe_buffer_load_factor)
@@ -1288,6 +1299,16 @@ def _compact(
     cleaner = Cleaner(log, cfg, now, omap, dry_run=dry_run, progress=progress)
     cleaner.build_offset_map(rng.first_dirty_offset, rng.first_uncleanable_offset)
     end_offset = omap.latest_offset + 1
+    keyless = cleaner.stats.map_keyless
+    if keyless and not cfg.policy_confirmed:
+        note = (
+            f"{keyless} keyless records in the dirty range: brokers refuse keyless records for "
+            "cleanup.policy=compact topics, so this is probably not a compacted topic, and compacting "
+            "would delete them"
+        )
+        if not dry_run:
+            raise CompactInputError(f"{log.name}: {note}; give --config cleanup.policy=compact to compact anyway")
+        result.warnings.append(note)
     result.map_entries = omap.size
     result.map_full = cleaner.map_full
     result.end_offset = max(end_offset, rng.first_dirty_offset)

@@ -37,6 +37,7 @@ ESTIMATE_COLUMNS = [
     "tombstones_reclaimable",
     "aborted_txn_bytes",
     "map_full",
+    "warning",
     "error",
 ]
 
@@ -79,6 +80,7 @@ def estimate_row(result: CompactionResult) -> dict[str, Any]:
         "tombstones_reclaimable": st.tombstones_read - st.tombstones_written,
         "aborted_txn_bytes": st.aborted_bytes,
         "map_full": result.map_full,
+        "warning": "; ".join(result.warnings) or None,
         "error": None,
     }
 
