@@ -720,6 +720,7 @@ class CompactionResult:
     map_full: bool
     cleaned: bool
     reason: str = ""
+    keyless_records: int = 0  # keyless data records in the dirty range (a compacted topic has none)
     warnings: list[str] = field(default_factory=list)
     groups: list[GroupResult] = field(default_factory=list)
     stats: CleanerStats = field(default_factory=CleanerStats)
@@ -1299,7 +1300,7 @@ def _compact(
     cleaner = Cleaner(log, cfg, now, omap, dry_run=dry_run, progress=progress)
     cleaner.build_offset_map(rng.first_dirty_offset, rng.first_uncleanable_offset)
     end_offset = omap.latest_offset + 1
-    keyless = cleaner.stats.map_keyless
+    keyless = result.keyless_records = cleaner.stats.map_keyless
     if keyless and not cfg.policy_confirmed:
         note = (
             f"{keyless} keyless records in the dirty range: brokers refuse keyless records for "
