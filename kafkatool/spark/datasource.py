@@ -1,0 +1,406 @@
+"""The `kafka-log` PySpark data source: raw Kafka segment files as a DataFrame.
+
+    from kafkatool.spark.datasource import register
+    register(spark)
+    df = spark.read.format("kafka-log").load(["/data/kafka-logs", "s3://backups/kafka/orders-3"])
+    batches = spark.read.format("kafka-log").option("level", "batch").load("/data/kafka-logs")
+
+Planning (driver) discovers segments and cuts them into slices on batch boundaries
+(`kafkatool.spark.planning`); each task reads its slices with `kafkatool.spark.reading`, decodes with
+`kafkatool.log`, and hands Spark Arrow record batches.  Offset, timestamp, topic and partition filters
+are pushed down to prune segments and start positions; Spark still applies every filter exactly.
+
+Options (case-insensitive):
+  level            record (default: one row per record) or batch (one row per batch, no decompression)
+  splitSize        target bytes per task, e.g. 134217728, 128m, 64MiB (default 128 MiB)
+  minPartitions    shrink splitSize so at least this many slices exist (default: none)
+  useIndex         true (default) / false: use .index/.timeindex files to split and prune
+  onCorrupt        fail (default: the query fails naming file and position) or skip (skip damaged
+                   batches; a broken size field ends that slice)
+  verifyCrc        false (default) / true: check every batch's CRC
+  uncompressedSize false (default) / true: level=batch fills uncompressed_size (decompresses)
+  topics           comma-separated topics to read (same as a pushed-down topic filter)
+  filterPushdown   true (default) / false: needs spark.sql.python.filterPushdown.enabled=true when true
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from kafkatool.log.codecs import Codec
+from kafkatool.log.records import TIMESTAMP_TYPE_NAMES
+from kafkatool.spark.planning import (
+    DEFAULT_SPLIT_SIZE,
+    NO_FILTER,
+    ScanFilter,
+    ScanInputError,
+    Slice,
+    discover,
+    effective_split_size,
+    pack_slices,
+    parse_size,
+    plan_slices,
+)
+from kafkatool.spark.reading import check_policy, decode_records, read_slice, uncompressed_size
+
+NAME = "kafka-log"
+LEVELS = ("record", "batch")
+ROWS_PER_ARROW_BATCH = 16384
+BYTES_PER_ARROW_BATCH = 32 * 1024 * 1024
+
+HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+RECORD_SCHEMA = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", LongType()),
+        StructField("timestamp_type", StringType()),
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("headers", HEADER_TYPE),
+        StructField("base_offset", LongType()),
+        StructField("last_offset", LongType()),
+        StructField("magic", IntegerType()),
+        StructField("codec", StringType()),
+        StructField("producer_id", LongType()),
+        StructField("producer_epoch", IntegerType()),
+        StructField("sequence", IntegerType()),
+        StructField("is_transactional", BooleanType()),
+        StructField("is_control", BooleanType()),
+        StructField("partition_leader_epoch", IntegerType()),
+        StructField("segment", StringType()),
+        StructField("position", LongType()),
+    ]
+)
+
+BATCH_SCHEMA = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("segment", StringType()),
+        StructField("position", LongType()),
+        StructField("size", IntegerType()),
+        StructField("base_offset", LongType()),
+        StructField("last_offset", LongType()),
+        StructField("record_count", IntegerType()),
+        StructField("magic", IntegerType()),
+        StructField("codec", StringType()),
+        StructField("timestamp_type", StringType()),
+        StructField("base_timestamp", LongType()),
+        StructField("max_timestamp", LongType()),
+        StructField("producer_id", LongType()),
+        StructField("producer_epoch", IntegerType()),
+        StructField("base_sequence", IntegerType()),
+        StructField("last_sequence", IntegerType()),
+        StructField("is_transactional", BooleanType()),
+        StructField("is_control", BooleanType()),
+        StructField("partition_leader_epoch", IntegerType()),
+        StructField("crc", LongType()),
+        StructField("crc_valid", BooleanType()),
+        StructField("uncompressed_size", LongType()),
+    ]
+)
+
+_CODEC_NAMES = {int(c): c.label for c in Codec}
+_OFFSET_COLUMNS = {"offset", "base_offset", "last_offset"}
+_TIMESTAMP_COLUMNS = {"record": "timestamp", "batch": "max_timestamp"}
+
+
+def _flag(options: dict[str, str], name: str, default: bool) -> bool:
+    raw = options.get(name.lower())
+    if raw is None:
+        return default
+    value = str(raw).strip().lower()
+    if value not in ("true", "false"):
+        raise ScanInputError(f"option {name}: expected true or false, got {raw!r}")
+    return value == "true"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The data source options, parsed and checked once on the driver."""
+
+    paths: tuple[str, ...]
+    level: str = "record"
+    split_size: int = DEFAULT_SPLIT_SIZE
+    min_partitions: int | None = None
+    use_index: bool = True
+    on_corrupt: str = "fail"
+    verify_crc: bool = False
+    uncompressed_size: bool = False
+    topics: frozenset[str] | None = None
+    pushdown: bool = True
+
+    @classmethod
+    def parse(cls, options: Any) -> ReadOptions:
+        opts = {str(k).lower(): v for k, v in dict(options).items()}
+        if "paths" in opts:
+            paths = tuple(json.loads(opts["paths"]))
+        elif "path" in opts:
+            paths = (opts["path"],)
+        else:
+            raise ScanInputError("kafka-log: give the log dirs, partition dirs or segment files to load()")
+        level = opts.get("level", "record").lower()
+        if level not in LEVELS:
+            raise ScanInputError(f"option level: expected record or batch, got {opts['level']!r}")
+        min_parts = opts.get("minpartitions")
+        try:
+            on_corrupt = check_policy(opts.get("oncorrupt", "fail").lower())
+        except ValueError as exc:
+            raise ScanInputError(f"option onCorrupt: {exc}") from None
+        topics = opts.get("topics")
+        return cls(
+            paths=paths,
+            level=level,
+            split_size=parse_size(opts.get("splitsize", DEFAULT_SPLIT_SIZE)),
+            min_partitions=int(min_parts) if min_parts else None,
+            use_index=_flag(opts, "useIndex", True),
+            on_corrupt=on_corrupt,
+            verify_crc=_flag(opts, "verifyCrc", False),
+            uncompressed_size=_flag(opts, "uncompressedSize", False),
+            topics=frozenset(t.strip() for t in topics.split(",") if t.strip()) if topics else None,
+            pushdown=_flag(opts, "filterPushdown", True),
+        )
+
+
+class SliceGroup(InputPartition):
+    """The slices one task reads (small segments are packed together)."""
+
+    def __init__(self, slices: Sequence[Slice]) -> None:
+        self.slices = list(slices)
+
+
+class KafkaLogDataSource(DataSource):
+    """`spark.read.format("kafka-log")`: records (or batches) of raw Kafka segment files."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        return BATCH_SCHEMA if ReadOptions.parse(self.options).level == "batch" else RECORD_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        opts = ReadOptions.parse(self.options)
+        return KafkaLogFilteringReader(opts, schema) if opts.pushdown else KafkaLogReader(opts, schema)
+
+
+class KafkaLogReader(DataSourceReader):
+    """Plans slices on the driver and reads them in tasks."""
+
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        self.options = options
+        self.schema = schema
+        self.filter = ScanFilter(topics=options.topics) if options.topics else NO_FILTER
+
+    def partitions(self) -> list[InputPartition]:
+        o = self.options
+        segments = discover(o.paths)
+        sizes = [s.size for s in segments if self.filter.accepts(s.topic, s.partition)]
+        split = effective_split_size(sizes, o.split_size, o.min_partitions)
+        slices = plan_slices(segments, split, self.filter, o.use_index)
+        return [SliceGroup(group) for group in pack_slices(slices, split)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
+        columns = _BatchColumns(self.options) if self.options.level == "batch" else _RecordColumns(self.options)
+        assert isinstance(partition, SliceGroup)
+        for slc in partition.slices:
+            for pos, b in read_slice(slc, self.filter, self.options.on_corrupt, self.options.verify_crc):
+                columns.add(slc, pos, b)
+                if columns.full():
+                    yield columns.flush(arrow_schema)
+        if columns.rows:
+            yield columns.flush(arrow_schema)
+
+
+class KafkaLogFilteringReader(KafkaLogReader):
+    """The reader with filter pushdown (Spark only uses it when its pushdown setting is on)."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        level = self.options.level
+        for f in filters:
+            self.filter = self.filter.merge(filter_bounds(f, level))
+            yield f  # pruning is coarse (whole segments and batches): Spark keeps filtering rows
+
+
+def _bounds(f: Any) -> tuple[Any, Any] | None:
+    """(lowest, highest) inclusive value a comparison lets through; None where a side is open."""
+    if isinstance(f, EqualTo):
+        return f.value, f.value
+    if isinstance(f, In):
+        values = [v for v in f.value if v is not None]
+        if not values:
+            return None
+        return min(values), max(values)
+    if isinstance(f, GreaterThan):
+        return (f.value + 1 if isinstance(f.value, int) else f.value), None
+    if isinstance(f, GreaterThanOrEqual):
+        return f.value, None
+    if isinstance(f, LessThan):
+        return None, (f.value - 1 if isinstance(f.value, int) else f.value)
+    if isinstance(f, LessThanOrEqual):
+        return None, f.value
+    return None
+
+
+def filter_bounds(f: Any, level: str = "record") -> ScanFilter:
+    """What one pushed-down Spark filter lets planning and reading skip (NO_FILTER when nothing)."""
+    attr: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
+    if len(attr) != 1:
+        return NO_FILTER
+    column = attr[0]
+    if column in ("topic", "partition") and isinstance(f, (EqualTo, In)):
+        values = [f.value] if isinstance(f, EqualTo) else list(f.value)
+        kind = str if column == "topic" else int
+        if not all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
+            return NO_FILTER
+        return ScanFilter(topics=frozenset(values)) if column == "topic" else ScanFilter(partitions=frozenset(values))
+    bounds = _bounds(f)
+    if bounds is None:
+        return NO_FILTER
+    lo, hi = bounds
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (lo, hi)):
+        return NO_FILTER
+    if column in _OFFSET_COLUMNS:
+        # A row's offset, its batch's base and last offset all lie inside the batch's offset range,
+        # so a bound on any of them bounds the batches worth reading.
+        return ScanFilter(min_offset=lo, max_offset=hi)
+    if column == _TIMESTAMP_COLUMNS[level] and lo is not None:
+        return ScanFilter(min_timestamp=lo)
+    return NO_FILTER
+
+
+class _Columns:
+    """Column lists filled batch by batch and turned into Arrow record batches."""
+
+    names: tuple[str, ...] = ()
+
+    def __init__(self, options: ReadOptions) -> None:
+        self.options = options
+        self.cols: dict[str, list[Any]] = {n: [] for n in self.names}
+        self.rows = 0
+        self.payload = 0
+
+    def full(self) -> bool:
+        return self.rows >= ROWS_PER_ARROW_BATCH or self.payload >= BYTES_PER_ARROW_BATCH
+
+    def flush(self, arrow_schema: Any) -> Any:
+        import pyarrow as pa
+
+        arrays = [pa.array(self.cols[f.name], type=f.type) for f in arrow_schema]
+        self.cols = {n: [] for n in self.names}
+        self.rows = self.payload = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+class _RecordColumns(_Columns):
+    names = tuple(f.name for f in RECORD_SCHEMA.fields)
+
+    def add(self, slc: Slice, pos: int, b: Any) -> None:
+        recs = decode_records(b, pos, slc.log, self.options.on_corrupt)
+        if not recs:
+            return
+        n = len(recs)
+        c = self.cols
+        fields = list(zip(*recs, strict=True))  # Record fields: offset, timestamp, key, value, headers, sequence
+        c["offset"].extend(fields[0])
+        c["timestamp"].extend(fields[1])
+        c["key"].extend(fields[2])
+        c["value"].extend(fields[3])
+        c["headers"].extend(fields[4])
+        c["sequence"].extend(fields[5])
+        for name, value in (
+            ("topic", slc.topic),
+            ("partition", slc.partition),
+            ("timestamp_type", TIMESTAMP_TYPE_NAMES[b.timestamp_type]),
+            ("base_offset", b.base_offset),
+            ("last_offset", b.last_offset),
+            ("magic", b.magic),
+            ("codec", _CODEC_NAMES.get(b.codec, str(b.codec))),
+            ("producer_id", b.producer_id),
+            ("producer_epoch", b.producer_epoch),
+            ("is_transactional", b.is_transactional),
+            ("is_control", b.is_control),
+            ("partition_leader_epoch", b.partition_leader_epoch),
+            ("segment", slc.log),
+            ("position", pos),
+        ):
+            c[name].extend([value] * n)
+        self.rows += n
+        self.payload += b.size
+
+
+class _BatchColumns(_Columns):
+    names = tuple(f.name for f in BATCH_SCHEMA.fields)
+
+    def add(self, slc: Slice, pos: int, b: Any) -> None:
+        o = self.options
+        size = None
+        if o.uncompressed_size:
+            size = uncompressed_size(b, pos, slc.log, o.on_corrupt)
+            if size is None:
+                return  # damaged and skipped, as the record level skips it
+        c = self.cols
+        for name, value in (
+            ("topic", slc.topic),
+            ("partition", slc.partition),
+            ("segment", slc.log),
+            ("position", pos),
+            ("size", b.size),
+            ("base_offset", b.base_offset),
+            ("last_offset", b.last_offset),
+            ("record_count", b.count if b.magic >= 2 else (1 if b.codec == 0 else None)),
+            ("magic", b.magic),
+            ("codec", _CODEC_NAMES.get(b.codec, str(b.codec))),
+            ("timestamp_type", TIMESTAMP_TYPE_NAMES[b.timestamp_type]),
+            ("base_timestamp", b.base_timestamp),
+            ("max_timestamp", b.max_timestamp),
+            ("producer_id", b.producer_id),
+            ("producer_epoch", b.producer_epoch),
+            ("base_sequence", b.base_sequence),
+            ("last_sequence", b.last_sequence),
+            ("is_transactional", b.is_transactional),
+            ("is_control", b.is_control),
+            ("partition_leader_epoch", b.partition_leader_epoch),
+            ("crc", b.crc),
+            ("crc_valid", b.is_valid() if o.verify_crc else None),
+            ("uncompressed_size", size),
+        ):
+            c[name].append(value)
+        self.rows += 1
+
+
+def register(spark: Any) -> None:
+    """Register `kafka-log` on a session and switch on Python filter pushdown it relies on."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(KafkaLogDataSource)

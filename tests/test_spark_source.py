@@ -1,0 +1,150 @@
+"""The `kafka-log` data source on real PySpark (local[2]): rows, pushdown, and the differential test.
+
+Every aggregate the Spark queries compute must equal the single-process scanner's on the same data
+(generated logs and the real brokers' fixtures).  Spark jobs are slow to start, so each test runs as
+few as it can.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkatool.ops.scan import ScanSettings, scan
+from tests.support.spark import read_directly, spark, write_log_dir  # noqa: F401 - `spark` is a fixture
+
+pytestmark = pytest.mark.spark
+
+SPLIT = 3000  # bytes: the generated segments (2-8 KB) are cut into slices (~30 tasks: keep it to a few tests)
+BIG = 1 << 20  # a few tasks, each packing several segments
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_log_dir(tmp_path_factory.mktemp("spark") / "logs")
+
+
+def _options(split: int = BIG, **kw: object):  # type: ignore[no-untyped-def]
+    from kafkatool.spark.queries import SourceOptions
+
+    return SourceOptions(split_size=split, **kw)  # type: ignore[arg-type]
+
+
+def test_record_rows_are_the_decoded_records(spark, logs: Path) -> None:  # noqa: F811
+    from kafkatool.spark.queries import load
+
+    df = load(spark, [str(logs)], _options(SPLIT))
+    assert df.rdd.getNumPartitions() > len(list(logs.glob("*/*.log")))  # segments were split
+    got = sorted(
+        (r.topic, r.partition, r.segment, r.position, r.base_offset, r.last_offset, r.offset, r.timestamp,
+         r.key, r.value, tuple((h.key, h.value) for h in r.headers), r.sequence, r.is_control, r.codec, r.magic)
+        for r in df.collect()
+    )
+    want = sorted(
+        (t, p, s, pos, b.base_offset, b.last_offset, r.offset, r.timestamp, r.key, r.value, r.headers, r.sequence,
+         b.is_control, ["none", "gzip", "snappy", "lz4", "zstd"][b.codec], b.magic)
+        for t, p, s, pos, b, recs in read_directly([logs])
+        for r in recs
+    )
+    assert got == want
+
+
+def test_batch_rows_need_no_decoding(spark, logs: Path) -> None:  # noqa: F811
+    from kafkatool.spark.queries import load
+
+    rows = load(spark, [str(logs)], _options(verify_crc=True), "batch", uncompressedSize="true").collect()
+    got = sorted((r.segment, r.position, r.size, r.base_offset, r.last_offset, r.record_count, r.crc, r.crc_valid,
+                  r.producer_id, r.is_transactional) for r in rows)
+    want = sorted(
+        (s, pos, b.size, b.base_offset, b.last_offset, b.count if b.magic >= 2 else (None if b.codec else 1),
+         b.crc, True, b.producer_id, b.is_transactional)
+        for _t, _p, s, pos, b, _recs in read_directly([logs])
+    )
+    assert got == want
+    assert all(r.uncompressed_size >= (r.size if r.codec == "none" else 0) for r in rows)
+
+
+def _differential(spark, paths: list[str], settings: ScanSettings, **opts: object) -> None:  # noqa: F811
+    from kafkatool.spark import queries as q
+
+    options = q.SourceOptions(split_size=settings.split_size, **opts)  # type: ignore[arg-type]
+    expected = scan(paths, settings)
+    assert q.rows(q.summary(spark, paths, options)) == expected.summary_rows()
+    records = q.load(spark, paths, options)
+    by = "payload_bytes" if len(paths) > 1 else "records"
+    assert q.rows(q.top_keys(records, 25, by)) == expected.key_rows(25, by)
+    assert q.rows(q.timeline(records)) == expected.timeline_rows()
+
+
+def test_differential_generated(spark, logs: Path) -> None:  # noqa: F811
+    _differential(spark, [str(logs)], ScanSettings(split_size=BIG))
+
+
+def test_differential_real_brokers(spark, kafka_logs: Path) -> None:  # noqa: F811
+    paths = [str(kafka_logs / d) for d in ("kafka-0.10.2.1", "kafka-2.1.1", "kafka-3.3.1-kraft")]
+    _differential(spark, paths, ScanSettings(), min_partitions=2)
+
+
+def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811
+    from kafkatool.spark import queries as q
+
+    exact = {(r["topic"], r["partition"]): r for r in scan([str(logs)]).summary_rows()}
+    for row in q.rows(q.summary(spark, [str(logs)], _options(), approx=True)):
+        want = exact[(row["topic"], row["partition"])]
+        assert abs(row["distinct_keys"] - want["distinct_keys"]) <= max(2, 0.1 * want["distinct_keys"])
+        assert row["reclaimable_bytes"] is None
+        assert {k: v for k, v in row.items() if k not in ("distinct_keys", "reclaimable_records", "reclaimable_bytes")} \
+            == {k: v for k, v in want.items() if k not in ("distinct_keys", "reclaimable_records", "reclaimable_bytes")}
+
+
+def test_filters_are_pushed_down_and_still_exact(spark, logs: Path) -> None:  # noqa: F811
+    from kafkatool.spark.queries import load
+
+    df = load(spark, [str(logs)], _options(SPLIT))
+    since = 1_700_000_000_000 + 40 * 20_000
+    where = f"offset >= 150 AND offset <= 260 AND timestamp >= {since} AND topic = 'plain'"
+    filtered = df.where(where)
+    assert filtered.rdd.getNumPartitions() < df.where("topic = 'plain'").rdd.getNumPartitions()
+    got = sorted((r.partition, r.offset, r.key, r.value) for r in filtered.collect())
+    want = sorted(
+        (p, r.offset, r.key, r.value)
+        for t, p, _s, _pos, _b, recs in read_directly([logs])
+        for r in recs
+        if t == "plain" and 150 <= r.offset <= 260 and r.timestamp >= since
+    )
+    assert got and got == want
+
+
+def test_pushdown_bounds() -> None:
+    """What each Spark filter lets planning skip (no Spark job: the reader is driven directly)."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThan, StringStartsWith
+
+    from kafkatool.spark.datasource import KafkaLogFilteringReader, ReadOptions
+    from kafkatool.spark.planning import ScanFilter
+
+    reader = KafkaLogFilteringReader(ReadOptions(paths=("/x",)), None)  # type: ignore[arg-type]
+    filters = [GreaterThan(("offset",), 9), LessThan(("last_offset",), 100), In(("topic",), ("a", "b")),
+               EqualTo(("partition",), 3), GreaterThan(("timestamp",), 5), StringStartsWith(("topic",), "a"),
+               EqualTo(("key",), b"k")]
+    assert list(reader.pushFilters(filters)) == filters  # all still evaluated by Spark
+    assert reader.filter == ScanFilter(frozenset({"a", "b"}), frozenset({3}), 10, 99, 6)
+    batch = KafkaLogFilteringReader(ReadOptions(paths=("/x",), level="batch"), None)  # type: ignore[arg-type]
+    list(batch.pushFilters([GreaterThan(("timestamp",), 5), GreaterThan(("max_timestamp",), 7)]))
+    assert batch.filter == ScanFilter(min_timestamp=8)
+
+
+def test_corrupt_data_fails_the_query_with_its_position(spark, kafka_logs: Path) -> None:  # noqa: F811
+    from kafkatool.spark.queries import load
+    from kafkatool.spark.session import explain_error
+
+    path = [str(kafka_logs / "corrupt" / "v2-crc-flip-0")]
+    with pytest.raises(Exception) as err:
+        load(spark, path, _options(verify_crc=True)).collect()
+    message, code = explain_error(err.value)
+    assert code == 1
+    assert message.startswith("corrupt data: ") and "00000000000000000000.log: position 641: CRC mismatch" in message
+    skipped = load(spark, path, _options(verify_crc=True, on_corrupt="skip")).count()
+    rows = read_directly([kafka_logs / "corrupt" / "v2-crc-flip-0"])
+    assert skipped == sum(len(r) for _t, _p, s, pos, _b, r in rows if (s.endswith("0000.log"), pos) != (True, 641))
