@@ -103,3 +103,22 @@ def test_scenario_is_what_the_matrix_needs(kafka_logs: Path, tmp_path: Path) -> 
         "write_leader_epoch_checkpoint",  # epoch 0 assigned at 0
     ]
     OffsetIndex((logs / "crc-0" / "00000000000000000000.index").read_bytes(), 0).sanity_check()
+
+
+def test_kill_index_rebuild_at_every_step(tmp_path: Path) -> None:
+    """index rebuild replaces each index file beside the old: a kill leaves the old or the new one."""
+    from kafkatool.ops.indexcheck import rebuild_target
+
+    src = tmp_path / "logs"
+    write_partition(src / "t-0", [30, 30], index_interval=128)
+
+    def args(work: Path) -> list[str]:
+        return ["index", "rebuild", str(work), "--index-interval", "512"]
+
+    def rerun(work: Path) -> None:
+        for t in resolve_targets([work]):
+            rebuild_target(t, 512)
+
+    result = crash_matrix(src, args, rerun)
+    assert not result.failures, result.report()
+    assert [s.split("@")[0] for s in result.steps] == ["rebuild-index-written"] * 4

@@ -212,6 +212,11 @@ def test_scan_collects_leader_epochs_and_transactions() -> None:
     assert scan.epochs == [(1, 0), (3, 6)]
     assert scan.txn_events == [("start", 7, 6), ("abort", 7, 9)]
     assert scan_segment(buf, 0, latest_epoch=5).epochs == []
+    # an empty control batch (what the cleaner keeps of a marker) completes nothing
+    empty = encode_v2_batch(
+        [], 10, last_offset=10, producer_id=7, producer_epoch=0, is_transactional=True, is_control=True
+    )
+    assert scan_segment(buf + empty, 0).txn_events == [("start", 7, 6), ("abort", 7, 9)]
 
 
 @st.composite

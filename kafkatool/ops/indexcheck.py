@@ -165,6 +165,8 @@ def _control_type(buf: bytes, pos: int, end: int) -> int | None:
     batch = read_batch_header(buf, pos, end)
     if batch is None:
         raise CorruptRecordError("control batch runs past the end of the file", pos)
+    if not batch.count:
+        return None  # an empty batch the cleaner kept: no marker to apply
     records = batch.records()
     if not records:
         return None
