@@ -431,9 +431,9 @@ class PartitionLog:
                         ctype = control_type(b) if b.is_control else None
                         if ctype == CONTROL_ABORT and b.producer_id in txn_data:
                             aborts.append((b.producer_id, b.last_offset))  # needs its .txnindex entry
-                        if b.is_control:
+                        if ctype in (CONTROL_ABORT, CONTROL_COMMIT):  # an emptied marker ends nothing
                             txn_data.discard(b.producer_id)
-                        elif b.is_transactional:
+                        elif not b.is_control and b.is_transactional:
                             txn_data.add(b.producer_id)
                         self._track_producer(b, ctype)
                 if scan.error is not None or scan.trailing_bytes:
