@@ -90,7 +90,7 @@ _LOG_ENTRY = struct.Struct(">qi")
 _V2_REST = struct.Struct(
     ">ibIhiqqqhii"
 )  # from byte 12: ple magic crc attrs lastDelta baseTs maxTs pid epoch seq count
-_V2_FULL = struct.Struct(">qiibIhiqqqhii")  # the whole 61-byte v2 header
+_V2_FULL = struct.Struct(">qiibIhi8xqq10x")  # the 61-byte v2 header, the fields recovery reads
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _CONTROL_KEY = struct.Struct(">hh")
@@ -211,7 +211,7 @@ def scan_segment(
         add_pos = scan.positions.append
         add_last = scan.last_offsets.append
         add_ts = scan.max_timestamps.append
-    next_release = RELEASE_STEP
+    next_release = RELEASE_STEP if release is not None else 1 << 62
     pos = 0
     first: int | None = None
     last: int | None = None
@@ -226,9 +226,7 @@ def scan_segment(
                 # messages, short or cut batches, bad sizes - takes the careful path below, which
                 # follows FileLogInputStream.nextBatch and ensureValid step by step.
                 if pos + V2_HEADER_SIZE <= end:
-                    offset, size, ple, magic, crc, attrs, delta, _bts, max_ts, pid, _pe, _bs, _n = (
-                        unpack_full(buf, pos)
-                    )
+                    offset, size, ple, magic, crc, attrs, delta, max_ts, pid = unpack_full(buf, pos)
                     fast = (
                         magic == 2
                         and size >= V2_HEADER_SIZE - LOG_OVERHEAD
@@ -314,8 +312,6 @@ def scan_segment(
                 batch_pos = pos
                 pos = bend
                 count += 1
-                if first is None:
-                    first = offset
                 last = last_off
                 if magic >= 2:
                     has_v2 = True
@@ -339,8 +335,8 @@ def scan_segment(
                         elif pid not in open_txns:
                             open_txns.add(pid)
                             events.append((TXN_START, pid, offset))
-                if release is not None and pos >= next_release:
-                    release(pos)
+                if pos >= next_release:
+                    release(pos)  # type: ignore[misc]
                     next_release = pos + RELEASE_STEP
         except IndexOffsetError as exc:
             # LogSegment.recover throws; Log.recoverLog then truncates the segment to its base offset.
@@ -357,6 +353,8 @@ def scan_segment(
         pass
     elif stop != STOP_END:
         scan.error_position = pos
+    if count and first is None:
+        first = _LOG_ENTRY.unpack_from(buf, 0)[0]
     scan.valid_bytes = pos
     scan.batches = count
     scan.first_offset = first
