@@ -220,7 +220,9 @@ def compress(codec: int, data: bytes, magic: int = 2, level: int | None = None) 
     if codec == Codec.NONE:
         return data
     if codec == Codec.GZIP:
-        return gzip.compress(data, compresslevel=6 if level is None else level, mtime=0)
+        out = bytearray(gzip.compress(data, compresslevel=6 if level is None else level, mtime=0))
+        out[9] = 0xFF  # OS byte "unknown", as the JVM's GZIPOutputStream writes it (byte-identical batches)
+        return bytes(out)
     if codec == Codec.SNAPPY:
         return _snappy_compress(data)
     if codec == Codec.LZ4:
