@@ -396,3 +396,28 @@ def test_recover_empties_a_segment_whose_offsets_go_back(tmp_path: Path) -> None
     [p] = plan.partitions
     assert p.log_end_after == 0 and p.data_loss
     assert log.stat().st_size == 0 and [s.base_offset for s in list_segments(d)] == [0]
+
+
+def test_damage_below_the_recovery_point_does_not_stop_recovery_after_it(tmp_path: Path) -> None:
+    """A segment below the recovery point is recovered only for its missing index (as the broker does),
+    and truncated there without deleting later segments; the unflushed segments are still recovered."""
+    logs, d = _log_dir(tmp_path)
+    write_offset_checkpoint(logs / "recovery-point-offset-checkpoint", {("orders", 0): 650})
+    (d / "00000000000000000200.index").unlink()
+    _flip(d / "00000000000000000200.log", 3000)
+    _flip(d / "00000000000000000600.log", 5000)
+    plan = recover(logs, RecoverOptions())
+    [p] = plan.partitions
+    assert p.recovered == [200, 600]
+    assert [a.file for a in p.actions if a.kind == "truncate_log"] == [
+        "00000000000000000200.log",
+        "00000000000000000600.log",
+    ]
+    assert not [a for a in p.actions if a.kind == "delete_segment"]
+    assert [s.base_offset for s in list_segments(d)] == [0, 200, 400, 600]
+    assert any("below the recovery point" in w for w in p.warnings)
+    assert p.lost_offsets[0][1] == 399  # up to the kept segment 400
+    assert read_offset_checkpoint(logs / "recovery-point-offset-checkpoint") == {
+        ("orders", 0): p.log_end_after
+    }
+    assert all(c.ok for c in verify_targets(resolve_targets([d])))

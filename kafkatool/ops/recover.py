@@ -148,7 +148,9 @@ class PartitionPlan:
     temp_deletes: list[str] = field(default_factory=list)
     orphan_deletes: list[str] = field(default_factory=list)
     index_writes: dict[Path, bytes | None] = field(default_factory=dict)
-    truncation: tuple[int, int, dict[Path, bytes | None]] | None = None  # base, valid bytes, index files
+    truncations: list[tuple[int, int, dict[Path, bytes | None]]] = field(
+        default_factory=list
+    )  # base, valid, indexes
     segment_deletes: list[int] = field(default_factory=list)
     snapshot_deletes: list[str] = field(default_factory=list)
     epoch_entries: list[tuple[int, int]] | None = None  # new leader-epoch-checkpoint, when it changes
@@ -169,7 +171,7 @@ class PartitionPlan:
     def changes_data(self) -> bool:
         """Changes that need the broker to re-check producer state and recovery (not index-only)."""
         return bool(
-            self.truncation
+            self.truncations
             or self.segment_deletes
             or self.snapshot_deletes
             or self.temp_deletes
@@ -521,7 +523,8 @@ def plan_partition(
     scans: dict[int, SegmentScan] = {}
     open_txns: set[int] = set()
     prev: int | None = None
-    truncated_at: int | None = None
+    truncated: list[int] = []
+    later: list[int] = []
     pos_of = {b: i for i, b in enumerate(bases)}
     for b in to_recover:
         if prev is None or pos_of[b] != pos_of[prev] + 1:
@@ -549,17 +552,13 @@ def plan_partition(
         for epoch, start in scan.epochs:
             epochs = _epoch_assign(epochs, epoch, start)
         if scan.truncated_bytes > 0:
-            truncated_at = b
-            break
-    later: list[int] = []
-    if truncated_at is not None:
-        scan = scans[truncated_at]
-        if truncated_at in unflushed:
-            later = [x for x in bases if x > truncated_at]
-        else:
+            truncated.append(b)
+            if b in unflushed:
+                later = [x for x in bases if x > b]
+                break
             plan.warnings.append(
-                f"segment {truncated_at} is below the recovery point: like the broker, recover truncates it "
-                "but keeps the segments after it (their offsets no longer follow on)"
+                f"segment {b} is below the recovery point: like the broker, recover truncates it but keeps "
+                "the segments after it (their offsets no longer follow on)"
             )
 
     # log end offsets
@@ -568,28 +567,36 @@ def plan_partition(
     plan.log_end_before = (last_before + 1) if last_before is not None else last_base
     remaining = [x for x in bases if x not in later]
     new_last = remaining[-1]
-    if new_last in scans:
-        plan.log_end_after = scans[new_last].next_offset
-    else:
-        plan.log_end_after = plan.log_end_before
+    plan.log_end_after = scans[new_last].next_offset if new_last in scans else plan.log_end_before
 
-    # truncation, salvage analysis, deletion of later segments
-    trunc_actions: list[Action] = []
+    # truncations (with what salvage can read past the damage), deletion of later segments
+    trunc_actions: dict[int, Action] = {}
     delete_actions: list[Action] = []
-    if truncated_at is not None:
-        scan = scans[truncated_at]
-        name = segment_name(truncated_at, LOG_SUFFIX)
+    for tb in truncated:
+        scan = scans[tb]
+        name = segment_name(tb, LOG_SUFFIX)
         real = view.real(name)
-        fs = salv.scan_file(real, truncated_at, scan.valid_bytes, scan.next_offset)
-        plan.salvage.append((real, fs))
-        nxt_base = next((x for x in bases if x > truncated_at), None)
-        plan.salvage_next_bases.append(nxt_base)
-        if options.salvage_dir is not None:
+        fs = salv.scan_file(real, tb, scan.valid_bytes, scan.next_offset)
+        nxt_base = next((x for x in bases if x > tb), None)
+        deletes_after = bool(later) and tb == truncated[-1]
+        files_s: list[tuple[Path, salv.FileSalvage]] = [(real, fs)]
+        nexts: list[int | None] = [nxt_base]
+        if options.salvage_dir is not None and deletes_after:
             for i, x in enumerate(later):
                 lp = view.real(segment_name(x, LOG_SUFFIX))
-                plan.salvage.append((lp, salv.scan_file(lp, x)))
-                plan.salvage_next_bases.append(later[i + 1] if i + 1 < len(later) else None)
-        lost = scan.truncated_bytes
+                files_s.append((lp, salv.scan_file(lp, x)))
+                nexts.append(later[i + 1] if i + 1 < len(later) else None)
+        plan.salvage.extend(files_s)
+        plan.salvage_next_bases.extend(nexts)
+        if options.salvage_dir is not None:
+            plan.lost_offsets.extend(
+                salv.lost_offset_ranges(scan.next_offset, [f for _, f in files_s], nexts)
+            )
+        elif deletes_after:
+            plan.lost_offsets.extend(_lost_without_salvage(scan.next_offset, fs, later, plan.log_end_before))
+        else:
+            bound = None if nxt_base is None else nxt_base - 1
+            plan.lost_offsets.extend(_lost_without_salvage(scan.next_offset, fs, [], None, bound))
         readable = (
             f"; {len(fs.batches)} valid batches ({fs.salvaged_bytes} bytes) were found past the damage"
             + (
@@ -601,52 +608,39 @@ def plan_partition(
             else ""
         )
         kind = "empty_segment" if scan.valid_bytes == 0 and scan.stop == "invalid_offset" else "truncate_log"
-        trunc_actions.append(
+        trunc_actions[tb] = Action(
+            kind,
+            name,
+            f"truncate {name} at byte {scan.valid_bytes}: {scan.truncated_bytes} bytes removed, from offset "
+            f"{scan.next_offset} ({scan.error}){readable}",
+            {
+                "from_position": scan.valid_bytes,
+                "to_position": scan.size,
+                "bytes": scan.truncated_bytes,
+                "first_offset_lost": scan.next_offset,
+                "reason": scan.error,
+                "stop": scan.stop,
+                "salvageable_batches": len(fs.batches),
+                "salvageable_bytes": fs.salvaged_bytes,
+            },
+            data_loss=True,
+        )
+    for i, x in enumerate(later):
+        files_x = [segment_name(x, s) for s in SEGMENT_SUFFIXES if view.exists(segment_name(x, s))]
+        nbytes = sum(view.size(f) for f in files_x)
+        lp = view.real(segment_name(x, LOG_SUFFIX))
+        last_x = later[i + 1] - 1 if i + 1 < len(later) else _last_offset_of(lp, x)
+        span = _describe_range(x, last_x) if last_x is None or last_x >= x else "no offsets"
+        plan.segment_deletes.append(x)
+        delete_actions.append(
             Action(
-                kind,
-                name,
-                f"truncate {name} at byte {scan.valid_bytes}: {lost} bytes removed, from offset {scan.next_offset} "
-                f"({scan.error}){readable}",
-                {
-                    "from_position": scan.valid_bytes,
-                    "to_position": scan.size,
-                    "bytes": lost,
-                    "first_offset_lost": scan.next_offset,
-                    "reason": scan.error,
-                    "stop": scan.stop,
-                    "salvageable_batches": len(fs.batches),
-                    "salvageable_bytes": fs.salvaged_bytes,
-                },
+                "delete_segment",
+                segment_name(x, LOG_SUFFIX),
+                f"delete segment {x} ({', '.join(files_x)}; {nbytes} bytes, {span}): it follows the truncation",
+                {"files": files_x, "bytes": nbytes, "base_offset": x, "last_offset": last_x},
                 data_loss=True,
             )
         )
-        files = rebuilt_files(SegmentFiles(pdir, truncated_at), scan, None, False)
-        plan.truncation = (truncated_at, scan.valid_bytes, files)
-        for i, x in enumerate(later):
-            files_x = [segment_name(x, s) for s in SEGMENT_SUFFIXES if view.exists(segment_name(x, s))]
-            nbytes = sum(view.size(f) for f in files_x)
-            lp = view.real(segment_name(x, LOG_SUFFIX))
-            if i + 1 < len(later):
-                last_x: int | None = later[i + 1] - 1
-            else:
-                last_x = _last_offset_of(lp, x)
-            span = _describe_range(x, last_x) if last_x is None or last_x >= x else "no offsets"
-            plan.segment_deletes.append(x)
-            delete_actions.append(
-                Action(
-                    "delete_segment",
-                    segment_name(x, LOG_SUFFIX),
-                    f"delete segment {x} ({', '.join(files_x)}; {nbytes} bytes, {span}): it follows the truncation",
-                    {"files": files_x, "bytes": nbytes, "base_offset": x, "last_offset": last_x},
-                    data_loss=True,
-                )
-            )
-        if options.salvage_dir is not None:
-            plan.lost_offsets = salv.lost_offset_ranges(
-                scan.next_offset, [f for _, f in plan.salvage], plan.salvage_next_bases
-            )
-        else:
-            plan.lost_offsets = _lost_without_salvage(scan.next_offset, fs, later, plan.log_end_before)
 
     # index rebuilds (txn indexes need the transactions open before each run of segments)
     kept_scans = [s for b, s in scans.items() if b not in later]
@@ -654,24 +648,16 @@ def plan_partition(
     for b in sorted(scans):
         if b in later:
             continue
-        if b == truncated_at:
-            assert plan.truncation is not None
-            base_t, valid_t, _ = plan.truncation
-            files_t = rebuilt_files(
-                SegmentFiles(pdir, base_t),
-                scans[base_t],
-                aborted.get(base_t),
-                view.exists(segment_name(base_t, TXN_INDEX_SUFFIX)),
-            )
-            plan.truncation = (base_t, valid_t, files_t)
-            plan.actions.extend(trunc_actions)
-            for c in index_changes(files_t, actual=lambda q: view.get(q.name)):
-                if c.changed:
-                    plan.actions.append(_index_action(c, "written with the truncated log"))
-            continue
         files = rebuilt_files(
             SegmentFiles(pdir, b), scans[b], aborted.get(b), view.exists(segment_name(b, TXN_INDEX_SUFFIX))
         )
+        if b in trunc_actions:
+            plan.truncations.append((b, scans[b].valid_bytes, files))
+            plan.actions.append(trunc_actions[b])
+            for c in index_changes(files, actual=lambda q: view.get(q.name)):
+                if c.changed:
+                    plan.actions.append(_index_action(c, "written with the truncated log"))
+            continue
         for c in index_changes(files, actual=lambda q: view.get(q.name)):
             if c.changed:
                 plan.actions.append(_index_action(c, plan.reasons.get(b, "")))
@@ -681,7 +667,7 @@ def plan_partition(
     # 5. leader-epoch cache.  The broker also applies truncateFromEnd/Start at every start (dropping,
     # say, an entry that starts exactly at the log end); recover only does it when it changes the log
     # or recovery assigned epochs, so that an undamaged dir stays byte for byte as it is.
-    log_changed = truncated_at is not None or bool(later) or epochs != epochs_before
+    log_changed = bool(truncated) or bool(later) or epochs != epochs_before
     if epochs_ok and log_changed:
         new_epochs = _epoch_truncate(epochs, plan.log_end_after, plan.log_start)
         if new_epochs != epochs_before and (epochs_file or new_epochs):
@@ -723,16 +709,19 @@ def plan_partition(
                     {"offset": off, "reason": "corrupt"},
                 )
             )
-    if truncated_at is not None and plan.lost_offsets:
+    if truncated and plan.lost_offsets:
         spans = ", ".join(_describe_range(a, b) for a, b in plan.lost_offsets)
         plan.warnings.append(f"records lost: {spans}")
     return plan
 
 
 def _lost_without_salvage(
-    first: int, fs: salv.FileSalvage, later: list[int], log_end_before: int | None
+    first: int, fs: salv.FileSalvage, later: list[int], log_end_before: int | None, bound: int | None = None
 ) -> list[tuple[int, int | None]]:
-    """Offsets a truncation without --salvage drops: from the first dropped one to the last known."""
+    """Offsets a truncation without --salvage drops: from the first dropped one to the last known
+    (`bound`: the offset before the next segment, when that one is kept)."""
+    if bound is not None:
+        return [(first, bound)] if bound >= first else []
     hi: int | None = None
     if later:
         hi = None if log_end_before is None else log_end_before - 1
@@ -985,8 +974,7 @@ def execute_partition(plan: PartitionPlan) -> None:
         fsync_dir(pdir)
         crash_point("recover-snapshots-deleted")
     # the truncated segment: a new copy beside the old, swapped in with Kafka's protocol
-    if plan.truncation is not None:
-        base, valid, files = plan.truncation
+    for base, valid, files in plan.truncations:
         log = pdir / segment_name(base, LOG_SUFFIX)
         _copy_prefix(log, log.with_name(log.name + CLEANED_SUFFIX), valid)
         for path, data in files.items():
