@@ -870,8 +870,11 @@ def _plan_checkpoints(plan: LogDirPlan, recovery: dict | None, log_starts: dict 
                     {"partition": p.name, "old": old, "new": p.log_end_after},
                 )
             )
-    if changed:
+    unreadable = recovery is None and (plan.log_dir / RECOVERY_POINT_CHECKPOINT).is_file()
+    if changed and not unreadable:  # an unreadable checkpoint is left as it is (warned about above)
         plan.checkpoint_writes[RECOVERY_POINT_CHECKPOINT] = rp_new
+    elif changed:
+        plan.actions = [a for a in plan.actions if a.file != RECOVERY_POINT_CHECKPOINT]
     for name in (REPLICATION_CHECKPOINT, CLEANER_CHECKPOINT):
         cur = _read_offsets(plan.log_dir / name, w)
         if not cur:
