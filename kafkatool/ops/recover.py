@@ -866,7 +866,7 @@ def _plan_checkpoints(plan: LogDirPlan, recovery: dict | None, log_starts: dict 
                 Action(
                     "update_checkpoint",
                     RECOVERY_POINT_CHECKPOINT,
-                    f"{RECOVERY_POINT_CHECKPOINT}: {tp[0]} {tp[1]} {old} -> {p.log_end_after} (the new log end offset)",
+                    f"set {tp[0]} {tp[1]} in {RECOVERY_POINT_CHECKPOINT}: {old} -> {p.log_end_after} (the new log end offset)",
                     {"partition": p.name, "old": old, "new": p.log_end_after},
                 )
             )
@@ -888,7 +888,7 @@ def _plan_checkpoints(plan: LogDirPlan, recovery: dict | None, log_starts: dict 
                     Action(
                         "update_checkpoint",
                         name,
-                        f"{name}: {tp[0]} {tp[1]} {new[tp]} -> {p.log_end_after} (above the new log end offset)",
+                        f"set {tp[0]} {tp[1]} in {name}: {new[tp]} -> {p.log_end_after} (it was above the new log end offset)",
                         {"partition": p.name, "old": new[tp], "new": p.log_end_after},
                     )
                 )
