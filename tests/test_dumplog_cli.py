@@ -125,3 +125,16 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
         shell=True, capture_output=True, timeout=120,
     )
     assert b"Traceback" not in p.stderr and b"Broken pipe" not in p.stderr
+
+
+def test_non_ascii_digits_and_fifos_are_one_line_input_errors(tmp_path: Path) -> None:
+    import os
+
+    odd = tmp_path / "\u00b2.log"
+    odd.write_bytes(b"")
+    r = run_cli("dump-log", "--files", str(odd))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    r = run_cli("dump-log", "--files", str(fifo))
+    assert r.returncode == 2 and b"not a regular file" in r.stderr

@@ -36,12 +36,7 @@ SAMPLE = {
 }
 
 # (kind, exception type prefix, innermost library function) -> why it is known and who fixes it
-KNOWN: dict[tuple[str, str, str], str] = {
-    ("exception", "ValueError", "ops/dumplog.py:<listcomp>"): (
-        "dumplog._typed: `f.lstrip('-').isdigit()` accepts '²' and '--5', then int() raises; "
-        "reported to the lead (dumplog.py)"
-    ),
-}
+KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 def _known(f) -> str | None:  # type: ignore[no-untyped-def]

@@ -282,11 +282,6 @@ def test_damaged_header_fields_raise_only_corrupt_record_error(b: tuple, field: 
         pass
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="records.py: Batch._v2_records decompresses even when count is 0; Kafka's DefaultRecordBatch"
-    ".iterator() returns an empty iterator first (fix reported to the lead, who owns records.py)",
-)
 @pytest.mark.parametrize("codec", [Codec.GZIP, Codec.LZ4, Codec.ZSTD])
 def test_empty_batch_with_a_codec_and_no_body_has_no_records(codec: Codec) -> None:
     data = bytearray(encode_v2_batch([], base_offset=5, last_offset=5))

@@ -46,7 +46,7 @@ def segment_name(base_offset: int, suffix: str) -> str:
 def offset_from_name(name: str) -> int:
     """Base offset encoded in a segment/index/snapshot file name (digits before the first dot)."""
     stem = name.split(".", 1)[0]
-    if not stem.isdigit():
+    if not (stem.isascii() and stem.isdigit()):
         raise ValueError(f"{name}: file name does not start with a base offset")
     return int(stem)
 
@@ -91,7 +91,7 @@ def list_segments(partition_dir: Path) -> list[SegmentFiles]:
     out = []
     for entry in os.scandir(partition_dir):
         name = entry.name
-        if name.endswith(LOG_SUFFIX) and name[:-4].isdigit():
+        if name.endswith(LOG_SUFFIX) and name[:-4].isascii() and name[:-4].isdigit():
             out.append(SegmentFiles(partition_dir, int(name[:-4])))
     out.sort(key=lambda s: s.base_offset)
     return out

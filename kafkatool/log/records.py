@@ -224,6 +224,8 @@ class Batch:
                 f"batch at position {self.position} is {self.size} bytes, smaller than the 61-byte header",
                 self.position,
             )
+        if count == 0:  # DefaultRecordBatch.iterator(): no records, nothing to decompress
+            return []
         data = self.records_data()
         ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
         return decode_v2_records(data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence)

@@ -12,8 +12,10 @@ The module writes to binary streams handed to it; it never prints.
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
+import re
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -349,6 +351,8 @@ class LogDumper:
                 raise FileNotFoundError(f"{shown}: no such file")
             if path.is_dir():
                 raise IsADirectoryError(f"{shown}: is a directory (give segment files, e.g. {shown}/*.log)")
+            if not path.is_file():  # a FIFO would block the open() forever, a device would never end
+                raise OSError(errno.EINVAL, "not a regular file")
             if suffix in (".log", ".checkpoint"):
                 self.dump_log(path, shown)
             elif suffix == ".index":
@@ -387,7 +391,7 @@ class LogDumper:
         else:
             stem = name[: -len(".checkpoint")]
             off, _, epoch = stem.partition("-")
-            if not (off.isdigit() and epoch.isdigit()):
+            if not (off.isascii() and off.isdigit() and epoch.isascii() and epoch.isdigit()):
                 raise LogFormatError(f"not a KRaft snapshot name (<offset>-<epoch>.checkpoint): {name}")
             header = f"Snapshot end offset: {int(off)}, epoch: {int(epoch)}"
         if self.json:
@@ -888,8 +892,11 @@ def BatchScan_raise(buf: bytes, start: int, end: int) -> Iterable[Batch]:  # noq
         pos += b.size
 
 
+_DECIMAL = re.compile(r"-?[0-9]+")
+
+
 def _typed(fields: tuple[str, ...]) -> list[object]:
-    return [int(f) if f.lstrip("-").isdigit() else f for f in fields]
+    return [int(f) if _DECIMAL.fullmatch(f) else f for f in fields]
 
 
 class BadFileName(LogFormatError):
@@ -898,7 +905,7 @@ class BadFileName(LogFormatError):
 
 def _base_offset(path: Path) -> int:
     stem = path.name.split(".")[0]
-    if not stem.isdigit():
+    if not (stem.isascii() and stem.isdigit()):  # "²".isdigit() is True, int("²") raises
         raise BadFileName(
             f"the file name must start with the segment's base offset (e.g. 00000000000000000000{path.suffix})"
         )
