@@ -159,7 +159,12 @@ def test_sampling_measures_rates() -> None:
         c.add_group("g", offsets={("t", 0): (40, "")})
 
         def progress() -> None:
-            time.sleep(0.3)
+            # move the group and the log only once the first sample was taken (not after a fixed
+            # delay: on a loaded machine the command may not have sampled yet)
+            deadline = time.monotonic() + 60
+            while not c.count("ListOffsets") and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.1)
             c.partition("t", 0).log_end = 110
             c.groups["g"].offsets[("t", 0)] = (70, "")
 
