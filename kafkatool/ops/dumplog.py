@@ -36,6 +36,7 @@ from kafkatool.log.records import (
     Batch,
     BatchScan,
     Record,
+    iter_batches,
     read_batch_header,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
@@ -176,29 +177,24 @@ Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
 
 def make_parser(opts: DumpOptions) -> Parser:
     """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes."""
-    if opts.payload_decoder == "offsets":
-        from kafkatool.log.decoders.offsets import format_offsets_record
+    if opts.payload_decoder in ("offsets", "transaction"):
+        if opts.payload_decoder == "offsets":
+            from kafkatool.log.decoders.offsets import format_offsets_record as fmt
+        else:
+            from kafkatool.log.decoders.transactions import format_transaction_record as fmt
+        needs_key = opts.payload_decoder == "offsets"
 
-        def parse_offsets(r: Record) -> tuple[bytes | None, bytes | None]:
-            if r.key is None:
+        def parse_internal(r: Record) -> tuple[bytes | None, bytes | None]:
+            if needs_key and r.key is None:
                 raise LogFormatError(
                     f"Failed to decode message at offset {r.offset} using offset topic decoder "
                     "(message had a missing key)"
                 )
-            k, v = format_offsets_record(r.offset, r.key, r.value)
+            k, v = fmt(r.offset, r.key, r.value)
             _check_fatal(r.offset, k, v)
             return _enc(k), _enc(v)
 
-        return parse_offsets
-    if opts.payload_decoder == "transaction":
-        from kafkatool.log.decoders.transactions import format_transaction_record
-
-        def parse_txn(r: Record) -> tuple[bytes | None, bytes | None]:
-            k, v = format_transaction_record(r.offset, r.key, r.value)
-            _check_fatal(r.offset, k, v)
-            return _enc(k), _enc(v)
-
-        return parse_txn
+        return parse_internal
     if opts.payload_decoder == "cluster-metadata":
         from kafkatool.log.decoders.metadata import format_metadata_record
 
@@ -764,7 +760,7 @@ class LogDumper:
         """First batch from position whose last offset >= offset (Kafka's batches.find)."""
         if position < 0 or position > log.size:
             raise LogFormatError(f"offset index points at position {position}, past the end of the log")
-        for b in BatchScan_raise(log.buf, position, log.size):
+        for b in iter_batches(log.buf, position, log.size):
             if b.last_offset >= offset:
                 return b
         return None
@@ -879,17 +875,6 @@ class LogDumper:
             self._emit({"type": "ignored", "file": shown, "reason": "unknown file"})
         else:
             self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
-
-
-def BatchScan_raise(buf: bytes, start: int, end: int) -> Iterable[Batch]:  # noqa: N802
-    """Batches from start, raising on corrupt framing (Kafka's iterator semantics)."""
-    pos = start
-    while True:
-        b = read_batch_header(buf, pos, end)
-        if b is None:
-            return
-        yield b
-        pos += b.size
 
 
 _DECIMAL = re.compile(r"-?[0-9]+")
