@@ -31,7 +31,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-_state = {"debug": bool(os.environ.get("KAFKATOOL_DEBUG"))}
+_state: dict = {"debug": bool(os.environ.get("KAFKATOOL_DEBUG")), "cluster": None, "config_file": None}
 
 
 def _version(value: bool) -> None:
@@ -46,10 +46,27 @@ def main_callback(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    cluster: str = typer.Option(
+        None,
+        "--cluster",
+        help="Named cluster from the config file (or set KAFKATOOL_CLUSTER); may be given after the command too.",
+    ),
+    config_file: str = typer.Option(
+        None, "--config-file", help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml)."
+    ),
 ) -> None:
     """kafkatool: everything Kafka's own tools do, byte-exact where they print, and more."""
     if debug:
         _state["debug"] = True
+    import logging
+
+    if _state["debug"]:
+        logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    else:
+        # kazoo and kafka-python log connection trouble at WARNING; we report it in one line ourselves
+        logging.getLogger().addHandler(logging.NullHandler())
+    _state["cluster"] = cluster
+    _state["config_file"] = config_file
 
 
 def fail(message: str, code: int) -> None:

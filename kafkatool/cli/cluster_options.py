@@ -85,8 +85,10 @@ def cluster_from_options(
     thing: str = "cluster",
 ) -> Iterator[Cluster]:
     """An open cluster for the shared options, closed afterwards; errors become CliErrors."""
+    from kafkatool.cli.profiles import with_profile
     from kafkatool.cluster.backend import open_cluster
 
+    zookeeper, bootstrap_server, command_config = with_profile(zookeeper, bootstrap_server, command_config)
     with cluster_errors(thing):
         cluster = open_cluster(zookeeper, bootstrap_server, command_config, timeout)
     try:

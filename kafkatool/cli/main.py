@@ -38,9 +38,18 @@ def load_commands(argv: list[str] | None = None) -> None:
     """Import the command modules: only the one being run when argv names it (fast start-up),
     all of them for --help, completion and anything else."""
     if argv is not None:
-        words = [a for a in argv if not a.startswith("-")]
-        wanted = COMMANDS.get(words[0]) if words else None
-        if wanted and not any(a in ("--help", "-h") for a in argv[:1]):
+        command = None
+        skip = False
+        for a in argv:
+            if skip:
+                skip = False
+            elif a in ("--cluster", "--config-file"):
+                skip = True  # their value is not the command
+            elif not a.startswith("-"):
+                command = a
+                break
+        wanted = COMMANDS.get(command or "")
+        if wanted:
             _import(wanted)
             return
     for name in COMMAND_MODULES:
@@ -55,9 +64,12 @@ def full_app():  # type: ignore[no-untyped-def]
 
 def run() -> None:
     """Console-script entry: usage errors exit 2 with one line, like every other input error."""
-    load_commands(sys.argv[1:])
+    from kafkatool.cli.profiles import hoist_global_options
+
+    argv = hoist_global_options(sys.argv[1:])
+    load_commands(argv)
     try:
-        result = app(standalone_mode=False)
+        result = app(args=argv, prog_name="kafkatool", standalone_mode=False)
     except typer.Abort:
         sys.stderr.write("kafkatool: aborted\n")
         sys.exit(130)

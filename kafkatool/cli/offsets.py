@@ -123,6 +123,15 @@ def _zookeeper(connect: str, timeout: float) -> Iterator[Any]:
         z.close()
 
 
+def _profile(zookeeper: str | None, bootstrap: str | None, command_config: Path | None, log_dirs: object) -> tuple:
+    """Fill in --cluster/KAFKATOOL_CLUSTER's connection unless the source was given (or is --log-dir)."""
+    if log_dirs:
+        return zookeeper, bootstrap, command_config
+    from kafkatool.cli.profiles import with_profile
+
+    return with_profile(zookeeper, bootstrap, command_config)
+
+
 def _check_source(bootstrap: str | None, zookeeper: str | None, log_dirs: list[Path] | None, offline_ok: bool = True) -> str:
     kinds = [k for k, v in (("bootstrap", bootstrap), ("zookeeper", zookeeper), ("log-dir", log_dirs)) if v]
     if "log-dir" in kinds and len(kinds) > 1:
@@ -210,6 +219,7 @@ def describe(
     groups = list(dict.fromkeys(_split(group)))
     topics = _split(topic) or None
     _check_timeout(timeout)
+    zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     if history and source != "log-dir":
         raise CliError("--history reads the log: it needs --log-dir")
@@ -421,6 +431,7 @@ def export(
     topics = _split(topic) or None
     _check_groups(groups, all_groups, "export")
     _check_timeout(timeout)
+    zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     from kafkatool.ops import offsets_report as rep
 
@@ -542,6 +553,7 @@ def reset(
     _check_timeout(timeout)
     if execute and dry_run:
         raise CliError("give only one of --execute and --dry-run")
+    zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     source = _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
     chosen = [n for n, on in (("--to-earliest", to_earliest), ("--to-latest", to_latest), ("--to-current", to_current),
                               ("--to-offset", to_offset is not None), ("--shift-by", shift_by is not None),
@@ -738,6 +750,7 @@ def end(
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
     _check_timeout(timeout)
+    zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
     spec = _TIME_WORDS.get(time_spec)
     if spec is None:
