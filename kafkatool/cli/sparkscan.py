@@ -198,7 +198,7 @@ def _run_local(paths: list[str], query: str, settings: Any, top: int, by: str, q
     try:
         total = planned_bytes(paths, settings) if not quiet and sys.stderr.isatty() else None
         with progress("scanning", total, quiet=quiet, unit_bytes=True) as bar:
-            acc = scan(paths, settings, bar)
+            acc = scan(paths, settings, bar, queries=(query,))
     except CorruptSegmentError as exc:
         from kafkatool.spark.session import explain_error
 

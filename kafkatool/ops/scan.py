@@ -146,9 +146,17 @@ class _Partition:
 
 
 class Scan:
-    """Accumulates summary, keys and timeline in one pass over `iter_scan`."""
+    """Accumulates summary, keys and timeline in one pass over `iter_scan`.
 
-    def __init__(self) -> None:
+    `queries` limits the per-record work to what will be asked for (the summary's per-key map,
+    the keys query's per-topic map, the timeline's per-minute map).
+    """
+
+    def __init__(self, queries: Sequence[str] = QUERIES) -> None:
+        unknown = set(queries) - set(QUERIES)
+        if unknown:
+            raise ValueError(f"unknown queries: {', '.join(sorted(unknown))}")
+        self.queries = frozenset(queries)
         self.partitions: dict[tuple[str, int], _Partition] = {}
         self.keys: dict[tuple[str, bytes], list[int]] = {}  # -> [records, payload bytes, tombstones]
         self.timeline: dict[tuple[str, int | None], list[int]] = {}  # -> [records, payload bytes]
@@ -183,39 +191,52 @@ class Scan:
                     if kind == CONTROL_ABORT:
                         p.txn_aborts += 1
             return
-        pkeys = p.keys
-        for r in recs:
-            size_r = payload_bytes(r)
-            tomb = r.value is None
-            if tomb:
-                p.tombstones += 1
-            minute = r.timestamp - r.timestamp % MINUTE_MS if r.timestamp >= 0 else None
-            t = self.timeline.get((topic, minute))
+        sizes = [(0 if r.key is None else len(r.key)) + (0 if r.value is None else len(r.value)) for r in recs]
+        p.tombstones += sum(1 for r in recs if r.value is None)
+        keyless = sum(1 for r in recs if r.key is None)
+        p.keyless += keyless
+        p.keyed += len(recs) - keyless
+        if "timeline" in self.queries:
+            self._add_timeline(topic, recs, sizes)
+        if "summary" in self.queries and keyless < len(recs):
+            pkeys = p.keys
+            for r, size_r in zip(recs, sizes, strict=True):
+                key = r.key
+                if key is None:
+                    continue
+                k = pkeys.get(key)
+                latest = (r.offset, size_r)
+                if k is None:
+                    pkeys[key] = [1, size_r, latest]
+                else:
+                    k[0] += 1
+                    k[1] += size_r
+                    if latest > k[2]:
+                        k[2] = latest
+        if "keys" in self.queries and keyless < len(recs):
+            tkeys = self.keys
+            for r, size_r in zip(recs, sizes, strict=True):
+                if r.key is None:
+                    continue
+                tk = tkeys.get((topic, r.key))
+                if tk is None:
+                    tkeys[(topic, r.key)] = [1, size_r, int(r.value is None)]
+                else:
+                    tk[0] += 1
+                    tk[1] += size_r
+                    tk[2] += r.value is None
+
+    def _add_timeline(self, topic: str, recs: list[Record], sizes: list[int]) -> None:
+        timeline = self.timeline
+        for r, size_r in zip(recs, sizes, strict=True):
+            ts = r.timestamp
+            minute = ts - ts % MINUTE_MS if ts >= 0 else None
+            t = timeline.get((topic, minute))
             if t is None:
-                self.timeline[(topic, minute)] = [1, size_r]
+                timeline[(topic, minute)] = [1, size_r]
             else:
                 t[0] += 1
                 t[1] += size_r
-            if r.key is None:
-                p.keyless += 1
-                continue
-            p.keyed += 1
-            k = pkeys.get(r.key)
-            latest = (r.offset, size_r)
-            if k is None:
-                pkeys[r.key] = [1, size_r, latest]
-            else:
-                k[0] += 1
-                k[1] += size_r
-                if latest > k[2]:
-                    k[2] = latest
-            tk = self.keys.get((topic, r.key))
-            if tk is None:
-                self.keys[(topic, r.key)] = [1, size_r, int(tomb)]
-            else:
-                tk[0] += 1
-                tk[1] += size_r
-                tk[2] += tomb
 
     def summary_rows(self) -> list[dict[str, Any]]:
         return [p.row(t, n) for (t, n), p in sorted(self.partitions.items())]
@@ -244,9 +265,12 @@ def sort_key_rows(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r[by], -r[other], r["topic"], r["key"]))
 
 
-def scan(paths: Sequence[str], settings: ScanSettings = ScanSettings(), progress: Any = None) -> Scan:
+def scan(
+    paths: Sequence[str], settings: ScanSettings = ScanSettings(), progress: Any = None,
+    queries: Sequence[str] = QUERIES,
+) -> Scan:
     """One pass over everything under paths; `progress.advance(bytes)` per batch when given."""
-    acc = Scan()
+    acc = Scan(queries)
     for topic, partition, segment, _pos, b, size, recs in iter_scan(paths, settings):
         acc.add(topic, partition, segment, b, size, recs)
         if progress is not None:

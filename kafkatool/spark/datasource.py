@@ -314,31 +314,40 @@ class _Columns:
     def full(self) -> bool:
         return self.rows >= ROWS_PER_ARROW_BATCH or self.payload >= BYTES_PER_ARROW_BATCH
 
+    def _arrays(self, arrow_schema: Any) -> list[Any]:
+        import pyarrow as pa
+
+        return [pa.array(self.cols[f.name], type=f.type) for f in arrow_schema]
+
     def flush(self, arrow_schema: Any) -> Any:
         import pyarrow as pa
 
-        arrays = [pa.array(self.cols[f.name], type=f.type) for f in arrow_schema]
+        arrays = self._arrays(arrow_schema)
         self.cols = {n: [] for n in self.names}
         self.rows = self.payload = 0
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
+_RECORD_FIELDS = ("offset", "timestamp", "key", "value", "headers", "sequence")  # Record's first six
+
+
 class _RecordColumns(_Columns):
+    """Record fields go in per record; batch fields once per batch, expanded by an Arrow take."""
+
     names = tuple(f.name for f in RECORD_SCHEMA.fields)
+
+    def __init__(self, options: ReadOptions) -> None:
+        super().__init__(options)
+        self.batch_of_row: list[int] = []  # for each row, the index of its batch in the batch columns
 
     def add(self, slc: Slice, pos: int, b: Any) -> None:
         recs = decode_records(b, pos, slc.log, self.options.on_corrupt)
         if not recs:
             return
-        n = len(recs)
         c = self.cols
-        fields = list(zip(*recs, strict=True))  # Record fields: offset, timestamp, key, value, headers, sequence
-        c["offset"].extend(fields[0])
-        c["timestamp"].extend(fields[1])
-        c["key"].extend(fields[2])
-        c["value"].extend(fields[3])
-        c["headers"].extend(fields[4])
-        c["sequence"].extend(fields[5])
+        for name, values in zip(_RECORD_FIELDS, zip(*recs, strict=True), strict=False):
+            c[name].extend(values)
+        self.batch_of_row.extend([len(c["topic"])] * len(recs))
         for name, value in (
             ("topic", slc.topic),
             ("partition", slc.partition),
@@ -355,9 +364,20 @@ class _RecordColumns(_Columns):
             ("segment", slc.log),
             ("position", pos),
         ):
-            c[name].extend([value] * n)
-        self.rows += n
+            c[name].append(value)
+        self.rows += len(recs)
         self.payload += b.size
+
+    def _arrays(self, arrow_schema: Any) -> list[Any]:
+        import pyarrow as pa
+
+        rows = pa.array(self.batch_of_row, type=pa.int32())
+        self.batch_of_row = []
+        return [
+            pa.array(self.cols[f.name], type=f.type) if f.name in _RECORD_FIELDS
+            else pa.array(self.cols[f.name], type=f.type).take(rows)
+            for f in arrow_schema
+        ]
 
 
 class _BatchColumns(_Columns):
