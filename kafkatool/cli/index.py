@@ -13,7 +13,13 @@ from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliErr
 
 index_app = typer.Typer(
     name="index",
-    help="Dump, verify and rebuild .index/.timeindex/.txnindex files of segments, partition dirs or log dirs.",
+    help=(
+        "Dump, verify and rebuild .index/.timeindex/.txnindex files of segments, partition dirs or log dirs.\n\n"
+        "\b\nExamples:\n"
+        "  kafkatool index dump /var/lib/kafka/orders-0/00000000000000000000.index\n"
+        "  kafkatool index verify /var/lib/kafka\n"
+        "  kafkatool index rebuild /var/lib/kafka/orders-0 --dry-run"
+    ),
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

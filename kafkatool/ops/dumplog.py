@@ -321,7 +321,10 @@ class LogDumper:
         if self.json:
             self._emit({"type": "problem", "file": file, "kind": kind, "message": message})
         elif to_stderr:
-            self.err.write(f"{message}\n".encode("utf-8", "replace"))
+            # our own errors carry the tool's name, like every other command's; Kafka's own
+            # messages (a corrupt snapshot) are printed bare, as Kafka prints them
+            prefix = "kafkatool: " if fatal else ""
+            self.err.write(f"{prefix}{message}\n".encode("utf-8", "replace"))
 
     def finish(self) -> DumpResult:
         if self.json:
