@@ -704,6 +704,25 @@ def _check_log(seg: SegmentFiles, scan: SegmentScan) -> FileCheck:
     return fc
 
 
+def _sanity_findings(index: OffsetIndex | TimeIndex, fc: FileCheck) -> int:
+    """The broker's sanity check and a crashed broker's preallocated zero tail, for either index;
+    returns the number of entries in use (before the zero tail)."""
+    try:
+        index.sanity_check()
+    except CorruptIndexError as exc:
+        fc.findings.append(Finding("index_sanity", str(exc)))
+    used = index.used_entries()
+    if used < index.entries:
+        fc.findings.append(
+            Finding(
+                "trailing_zero_entries",
+                f"{index.entries - used} zero entries at the end (a crashed broker's preallocated index)",
+                entry=used,
+            )
+        )
+    return used
+
+
 def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int, strict: bool) -> FileCheck:
     path = seg.index
     if not path.exists():
@@ -715,19 +734,7 @@ def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: in
     fc = FileCheck(str(path), "index", bytes=len(data), entries=idx.entries)
     if scan.clean and data == scan.offset_index_bytes():
         return fc  # exactly what recovery builds from this log: consistent by construction
-    try:
-        idx.sanity_check()
-    except CorruptIndexError as exc:
-        fc.findings.append(Finding("index_sanity", str(exc)))
-    used = idx.used_entries()
-    if used < idx.entries:
-        fc.findings.append(
-            Finding(
-                "trailing_zero_entries",
-                f"{idx.entries - used} zero entries at the end (a crashed broker's preallocated index)",
-                entry=used,
-            )
-        )
+    used = _sanity_findings(idx, fc)
     positions = scan.positions
     lasts = scan.last_offsets
     prev_off = prev_pos = None
@@ -817,19 +824,7 @@ def _check_time_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int,
     fc = FileCheck(str(path), "timeindex", bytes=len(data), entries=tidx.entries)
     if scan.clean and data == scan.time_index_bytes():
         return fc  # exactly what recovery builds from this log
-    try:
-        tidx.sanity_check()
-    except CorruptIndexError as exc:
-        fc.findings.append(Finding("index_sanity", str(exc)))
-    used = tidx.used_entries()
-    if used < tidx.entries:
-        fc.findings.append(
-            Finding(
-                "trailing_zero_entries",
-                f"{tidx.entries - used} zero entries at the end (a crashed broker's preallocated index)",
-                entry=used,
-            )
-        )
+    used = _sanity_findings(tidx, fc)
     lasts = scan.last_offsets
     max_ts = scan.max_timestamps
     prev_ts: int | None = None
