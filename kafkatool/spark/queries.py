@@ -54,6 +54,11 @@ def load(
     return spark.read.format(NAME).options(**options.as_options(), level=level, **extra).load(list(paths))
 
 
+def _sorted(df: DataFrame, *order: str | Column) -> DataFrame:
+    """Sort a small result in one partition (orderBy would first run a sampling job for ranges)."""
+    return df.coalesce(1).sortWithinPartitions(*order)
+
+
 def _payload() -> Column:
     return F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
 
@@ -98,7 +103,7 @@ def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = 
         "compression_ratio",
         F.when(F.col("bytes") > 0, F.col("uncompressed_bytes").cast("double") / F.col("bytes").cast("double")),
     ).withColumn("first_offset", F.coalesce("min_record_offset", "min_base_offset"))
-    return out.select(*SUMMARY_COLUMNS).orderBy(*tp)
+    return _sorted(out.select(*SUMMARY_COLUMNS), *tp)
 
 
 def _record_measures(control: Column, keyed: Column) -> list[Column]:
@@ -176,13 +181,13 @@ def top_keys(records: DataFrame, top: int = 20, by: str = "records") -> DataFram
 def timeline(records: DataFrame) -> DataFrame:
     """Data records and payload bytes per topic and minute (null minute: records without a timestamp)."""
     minute = F.when(F.col("timestamp") >= 0, F.col("timestamp") - F.col("timestamp") % MINUTE_MS)
-    return (
+    out = (
         records.where(~F.col("is_control"))
         .withColumn("payload", _payload())
         .groupBy("topic", minute.alias("minute_ms"))
         .agg(F.count(F.lit(1)).alias("records"), F.sum("payload").cast("long").alias("payload_bytes"))
-        .orderBy(F.asc("topic"), F.asc_nulls_first("minute_ms"))
     )
+    return _sorted(out, F.asc("topic"), F.asc_nulls_first("minute_ms"))
 
 
 def register_views(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions()) -> None:

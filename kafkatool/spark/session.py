@@ -112,7 +112,8 @@ def spark_session(
     ok = False
     spark = None
     try:
-        spark = _start(conf_map, log_file)
+        cluster = local_parallelism(master or "") is None
+        spark = _start_within(conf_map, log_file, executor_timeout if cluster else None, log_path)
         master_used = spark.sparkContext.master
         if local_parallelism(master_used) is None:
             _wait_for_executors(spark, master_used, executor_timeout, log_path)
@@ -139,6 +140,35 @@ def _quiet_pyspark_loggers() -> None:
 
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).disabled = True
+
+
+def _start_within(conf_map: dict[str, str], log_file: Any, timeout: float | None, log_path: str | None) -> Any:
+    """_start, given up after timeout seconds (a standalone master that never answers blocks a minute).
+
+    The abandoned start runs on in a daemon thread; the JVM it launched exits with this process.
+    """
+    where = f" (Spark log: {log_path})" if log_path else ""
+    if timeout is None:
+        try:
+            return _start(conf_map, log_file)
+        except SparkStartError as exc:
+            raise SparkStartError(f"{exc}{where}") from exc
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["spark"] = _start(conf_map, log_file)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="kafkatool-spark-start", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if "error" in box:
+        raise SparkStartError(f"{box['error']} on {conf_map.get('spark.master')}{where}") from box["error"]
+    if "spark" not in box:
+        raise SparkStartError(f"no answer from {conf_map.get('spark.master')} within {timeout:g} s{where}")
+    return box["spark"]
 
 
 def _start(conf_map: dict[str, str], log_file: Any) -> Any:
