@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkatool.log import crc as _crc32c
 from kafkatool.log.codecs import Codec, decompress
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.javatext import java_utf8
 from kafkatool.log.varint import read_varint
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LOG_OVERHEAD = 12  # offset:int64 + size:int32
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -504,6 +507,316 @@ def decode_v2_records(
         err.partial = out  # the records before the damage, for tools that show what was readable
         raise
     return out
+
+
+
+class KeyColumns(NamedTuple):
+    """What compaction needs of a batch's records, without building `Record`s: offsets, keys, and the
+    indices of records whose value is null (tombstones), all in record order."""
+
+    offsets: list[int]
+    keys: list[bytes | None]
+    null_values: list[int]
+
+
+def key_columns(recs: list[Record]) -> KeyColumns:
+    """KeyColumns of decoded records (legacy batches, and the fallback of `decode_v2_keys`)."""
+    return KeyColumns(
+        [r.offset for r in recs], [r.key for r in recs], [i for i, r in enumerate(recs) if r.value is None]
+    )
+
+
+def decode_v2_keys(d: bytes, count: int, base_offset: int) -> KeyColumns:
+    """Offsets, keys and tombstone positions of `count` v2 records in d, skipping values and headers.
+
+    Why: the log cleaner reads every record twice (offset map, then retention) but needs only these
+    columns, and a batch it keeps whole is copied as raw bytes, so building values and `Record`s would be
+    most of its work.  Records are checked as `decode_v2_records` checks them (lengths, headers, each
+    record ending where its length says); on any damage the records are decoded again by
+    `decode_v2_records`, so errors and their messages are exactly that function's.
+    """
+    offsets: list[int] = []
+    keys: list[bytes | None] = []
+    null_values: list[int] = []
+    add_offset = offsets.append
+    add_key = keys.append
+    zz = _ZZ
+    pos = 0
+    last_hraw = None
+    try:
+        for i in range(count):
+            b = d[pos]
+            if b < 0x80:
+                end = pos + 1 + zz[b]
+                pos += 1
+            else:
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    end = pos + 2 + zz[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    length, pos = read_varint(d, pos)
+                    end = pos + length
+            # attributes byte, then the timestamp delta (skipped)
+            if d[pos + 1] < 0x80:
+                pos += 2
+            elif d[pos + 2] < 0x80:
+                pos += 3
+            else:
+                _ts, pos = read_varint(d, pos + 1)
+            b = d[pos]
+            if b < 0x80:
+                add_offset(base_offset + zz[b])
+                pos += 1
+            else:
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    add_offset(base_offset + zz[(b & 0x7F) | (b2 << 7)])
+                    pos += 2
+                else:
+                    off_delta, pos = read_varint(d, pos)
+                    add_offset(base_offset + off_delta)
+            b = d[pos]
+            if b < 0x80:
+                klen = zz[b]
+                pos += 1
+            else:
+                klen, pos = read_varint(d, pos)
+            if klen >= 0:
+                add_key(d[pos : pos + klen])
+                pos += klen
+            elif klen == -1:
+                add_key(None)
+            else:
+                raise CorruptRecordError(f"invalid key length {klen}")
+            b = d[pos]
+            if b < 0x80:
+                vlen = zz[b]
+                pos += 1
+            else:
+                b2 = d[pos + 1]
+                if b2 < 0x80:
+                    vlen = zz[(b & 0x7F) | (b2 << 7)]
+                    pos += 2
+                else:
+                    vlen, pos = read_varint(d, pos)
+            if vlen >= 0:
+                pos += vlen
+            elif vlen == -1:
+                null_values.append(i)
+            else:
+                raise CorruptRecordError(f"invalid value length {vlen}")
+            if d[pos] == 0:
+                pos += 1
+            elif d[pos:end] == last_hraw:
+                pos = end
+            else:
+                last_hraw = d[pos:end]
+                _headers, pos = _read_headers(d, pos)
+            if pos != end:
+                raise CorruptRecordError("record length mismatch")
+    except (IndexError, CorruptRecordError):
+        # decode_v2_records raises the error with its message (and partial records); should it accept
+        # the records after all, its records are the answer
+        return key_columns(decode_v2_records(d, count, base_offset, 0, None, NO_SEQUENCE))
+    return KeyColumns(offsets, keys, null_values)
+
+
+def batch_key_columns(b: Batch, data: bytes | None = None) -> KeyColumns:
+    """KeyColumns of any batch: v2 through `decode_v2_keys`, v0/v1 by decoding its messages.
+
+    Raises what `b.records()` raises on the same batch.  `data`: the batch's records data if already
+    decompressed.
+    """
+    if b.magic < 2:
+        return key_columns(b.records())
+    count = b.count or 0
+    if count <= 0 or b.size < V2_HEADER_SIZE:
+        return key_columns(b.records())  # empty, or the header checks' errors
+    return decode_v2_keys(b.records_data() if data is None else data, count, b.base_offset)
+
+
+
+class BatchKeyColumns(NamedTuple):
+    """KeyColumns of several batches, concatenated in batch order (see `decode_key_columns`)."""
+
+    offsets: np.ndarray  # int64: each record's offset
+    keys: list[bytes | None]  # or their digests (None for a null key)
+    null_values: np.ndarray  # bool: the record's value is null (a tombstone)
+    starts: list[int]  # batch i's records are [starts[i], starts[i + 1]); len(batches) + 1 entries
+
+
+MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
+
+
+def decode_key_columns(
+    batches: Sequence[Batch], key_digest: Callable[[bytes], Any] | None = None
+) -> BatchKeyColumns:
+    """KeyColumns of many batches at once: what the log cleaner reads of every record, twice.
+
+    Why: a per-record Python decoder costs microseconds a record; here only the walk from one record's
+    length to the next is a Python loop, and the fields of all records of all batches are then decoded
+    together with numpy, straight from the batches' buffer (the segment's mmap: nothing is copied unless
+    batches are compressed).  Batches this fast path does not cover (v0/v1, headers, varints longer than
+    3 bytes) and damaged ones are decoded one by one by `batch_key_columns`, in batch order, so the
+    result and any error (the first damaged batch's, with its message) are what decoding every batch
+    with `Batch.records()` in turn would give.
+
+    `key_digest`, a hashlib-style constructor (`key_digest(key).digest()`), replaces every key by its
+    digest: what an offset map needs, computed while the key is at hand instead of in another pass.
+    """
+    import numpy as np
+
+    n = len(batches)
+    # 1. where each batch's records are: (batch index, data start, data end, count) in one address space
+    spans: list[tuple[int, int, int, int]] = []
+    decompressed: dict[int, bytes] = {}
+    deferred: BaseException | None = None
+    for i, b in enumerate(batches):
+        count = b.count or 0
+        if b.magic < 2 or count <= 0 or b.size < V2_HEADER_SIZE:
+            continue  # decoded one by one below (legacy, empty, or the header checks' errors)
+        if b.codec != Codec.NONE:
+            try:
+                decompressed[i] = b.records_data()
+            except Exception as exc:  # the batches before it are decoded first: theirs would come first
+                deferred = exc
+                batches = batches[:i]
+                n = i
+                break
+        spans.append((i, b.position + V2_HEADER_SIZE, b.position + b.size, count))
+    buf: bytes = batches[spans[0][0]].buf if spans else b""
+    if decompressed or any(batches[i].buf is not buf for i, _, _, _ in spans):
+        parts: list[bytes] = []
+        moved = []
+        at = 0
+        for i, start, end, count in spans:
+            data = decompressed[i] if i in decompressed else batches[i].buf[start:end]
+            parts.append(data)
+            moved.append((i, at, at + len(data), count))
+            at += len(data)
+        buf = b"".join(parts)
+        spans = moved
+    # 2. the walk: each record's start from the previous record's length (one Python step a record).
+    # Only starts are proposed here (a negative length walks on as if positive); step 3 checks them.
+    starts: list[int] = []
+    add = starts.append
+    walked: list[tuple[int, int, int, int]] = []
+    for span in spans:
+        _i, pos, end, count = span
+        if count * MIN_V2_RECORD_SIZE > end - pos:
+            continue  # cannot hold its records: the one-by-one decoder reports the damage
+        first = len(starts)
+        try:
+            for _ in range(count):
+                add(pos)
+                c = buf[pos]
+                if c < 0x80:
+                    pos += 1 + (c >> 1)
+                    continue
+                c2 = buf[pos + 1]
+                if c2 < 0x80:
+                    pos += 2 + (((c & 0x7F) >> 1) | (c2 << 6))
+                    continue
+                c3 = buf[pos + 2]
+                if c3 >= 0x80:
+                    raise IndexError  # a 4+ byte length: left to the one-by-one decoder
+                pos += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13))
+        except IndexError:
+            del starts[first:]
+            continue
+        walked.append(span)
+    # 3. every field of every walked record, vectorised; a record that does not check out marks its batch
+    m = len(starts)
+    rec_offsets = np.empty(0, dtype=np.int64)
+    rec_keys: list[bytes | None] = []
+    rec_null = np.empty(0, dtype=bool)
+    batch_ok: list[bool] = []
+    counts = np.array([w[3] for w in walked], dtype=np.int64)
+    if m:
+        a = np.frombuffer(buf, dtype=np.uint8)
+        top = len(a) - 1
+        s = np.array(starts, dtype=np.int64)
+        s[(s < 0) | (s > top)] = top  # a damaged length walked out of the buffer (its batch is bad)
+        lo = np.repeat(np.array([w[1] for w in walked], dtype=np.int64), counts)
+        hi = np.repeat(np.array([w[2] for w in walked], dtype=np.int64), counts)
+        bad = np.zeros(m, dtype=bool)
+
+        def varint(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """(value, size) of the zig-zag varints at p (>= 0), up to 3 bytes (longer ones mark `bad`)."""
+            g0 = a[np.minimum(p, top)].astype(np.int64)
+            g1 = a[np.minimum(p + 1, top)].astype(np.int64)
+            g2 = a[np.minimum(p + 2, top)].astype(np.int64)
+            c0 = g0 >= 0x80
+            c1 = c0 & (g1 >= 0x80)
+            bad[c1 & (g2 >= 0x80)] = True
+            raw = (g0 & 0x7F) | np.where(c0, (g1 & 0x7F) << 7, 0) | np.where(c1, (g2 & 0x7F) << 14, 0)
+            return (raw >> 1) ^ -(raw & 1), 1 + c0 + c1
+
+        length, size = varint(s)
+        rec_end = s + size + length
+        p = s + size + 1  # past the attributes byte
+        _ts, size = varint(p)
+        p += size
+        off_delta, size = varint(p)
+        p += size
+        klen, size = varint(p)
+        key_start = p + size
+        p = key_start + np.maximum(klen, 0)
+        vlen, size = varint(p)
+        p += size + np.maximum(vlen, 0)
+        headers = a[np.minimum(p, top)]
+        bad |= (s < lo) | (rec_end > hi) | (p + 1 != rec_end) | (headers != 0) | (klen < -1) | (vlen < -1)
+        bounds = np.concatenate(([0], np.cumsum(counts)))
+        batch_bad = np.add.reduceat(bad, bounds[:-1]) > 0 if len(counts) else np.zeros(0, dtype=bool)
+        batch_ok = (~batch_bad).tolist()
+        rec_offsets = np.repeat(np.array([batches[w[0]].base_offset for w in walked], dtype=np.int64), counts)
+        rec_offsets += off_delta
+        rec_null = vlen == -1
+        ks = key_start.tolist()
+        ke = (key_start + klen).tolist()
+        if key_digest is None:
+            rec_keys = [buf[k0:k1] for k0, k1 in zip(ks, ke, strict=True)]
+        else:
+            rec_keys = [key_digest(buf[k0:k1]).digest() for k0, k1 in zip(ks, ke, strict=True)]
+        if bool((klen == -1).any()):
+            for j in np.flatnonzero(klen == -1).tolist():
+                rec_keys[j] = None
+    # 4. in batch order: the walked and checked batches as they are, the others one by one
+    fast = {w[0]: ok for w, ok in zip(walked, batch_ok, strict=True)}
+    if deferred is None and len(fast) == n and all(batch_ok):
+        return BatchKeyColumns(rec_offsets, rec_keys, rec_null, [0, *np.cumsum(counts).tolist()])
+    pieces: list[tuple[np.ndarray, list[bytes | None], np.ndarray]] = []
+    at = 0
+    out_starts = [0]
+    for i, b in enumerate(batches):
+        if i in fast:
+            c = b.count or 0
+            if fast[i]:
+                pieces.append((rec_offsets[at : at + c], rec_keys[at : at + c], rec_null[at : at + c]))
+                at += c
+                out_starts.append(out_starts[-1] + c)
+                continue
+            at += c
+        cols = batch_key_columns(b, decompressed.get(i))
+        null = np.zeros(len(cols.offsets), dtype=bool)
+        null[cols.null_values] = True
+        keys_of = cols.keys
+        if key_digest is not None:
+            keys_of = [None if k is None else key_digest(k).digest() for k in keys_of]
+        pieces.append((np.array(cols.offsets, dtype=np.int64), keys_of, null))
+        out_starts.append(out_starts[-1] + len(cols.offsets))
+    if deferred is not None:
+        raise deferred
+    keys: list[bytes | None] = []
+    for piece in pieces:
+        keys += piece[1]
+    return BatchKeyColumns(
+        np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, dtype=np.int64),
+        keys,
+        np.concatenate([p[2] for p in pieces]) if pieces else np.empty(0, dtype=bool),
+        out_starts,
+    )
 
 
 def _new_batch() -> Batch:

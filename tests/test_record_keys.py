@@ -1,0 +1,153 @@
+"""Property tests: the cleaner's key-only decoders agree with `Batch.records()`, damage included.
+
+`decode_v2_keys` (one batch, no values or `Record`s) and `decode_key_columns` (many batches, fields
+decoded with numpy) must give the offsets, keys and null-value positions that decoding every batch in
+turn with `Batch.records()` gives, and on a damaged batch raise that decoding's first error, message
+and all.  Batches mix codecs, v0/v1 messages, headers, null keys and values, 1-3 byte varints (values
+up to 9000 bytes, offset gaps) and records past 3-byte lengths.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafkatool.log.codecs import Codec
+from kafkatool.log.crc import crc32c
+from kafkatool.log.records import (
+    BatchScan,
+    Record,
+    batch_key_columns,
+    decode_key_columns,
+    decode_v2_keys,
+    decode_v2_records,
+)
+from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _batch_bytes(rng: random.Random, offset: int) -> tuple[bytes, int]:
+    """One random batch at offset; returns its bytes and the next offset."""
+    n = rng.randrange(0, 25)
+    if n == 0:
+        return encode_v2_batch([], offset, last_offset=offset), offset + 1
+    recs = []
+    for _ in range(n):
+        key = None if rng.random() < 0.1 else rng.randbytes(rng.choice([0, 3, 16, 70]))
+        value = None if rng.random() < 0.15 else rng.randbytes(rng.choice([0, 5, 100, 1000, 9000, 70000]))
+        hdrs = () if rng.random() < 0.8 else (("h", b"v"), ("k", None))[: rng.randrange(1, 3)]
+        recs.append(Record(offset, 1_700_000_000_000 + rng.randrange(-(10**7), 10**7), key, value, hdrs))
+        offset += rng.choice([1, 1, 1, 2, 100, 20000])
+    if rng.random() < 0.1:
+        codec = rng.choice([Codec.NONE, Codec.GZIP])
+        legacy = [r._replace(headers=(), offset=recs[0].offset + i) for i, r in enumerate(recs)]
+        return encode_legacy_batch(legacy, magic=1, codec=codec), legacy[-1].offset + 1
+    codec = rng.choice([Codec.NONE, Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD])
+    return encode_v2_batch(recs, recs[0].offset, codec=codec), offset
+
+
+def _log(seed: int, damage: int) -> bytes:
+    """A few batches; `damage` record bytes changed with the CRC fixed (so only decoding notices)."""
+    rng = random.Random(seed)
+    parts = []
+    offset = rng.randrange(0, 2**40)
+    for _ in range(rng.randrange(1, 6)):
+        data, offset = _batch_bytes(rng, offset)
+        parts.append(bytearray(data))
+    for _ in range(damage):
+        part = rng.choice(parts)
+        if part[16] == 2 and len(part) > 61:
+            part[rng.randrange(61, len(part))] = rng.randrange(256)
+            part[17:21] = crc32c(bytes(part[21:])).to_bytes(4, "big")
+    return b"".join(parts)
+
+
+def _one_by_one(buf: bytes) -> tuple:
+    out: tuple = ([], [], [], [0])
+    try:
+        for b in BatchScan(buf):
+            recs = b.records()
+            out[0].extend(r.offset for r in recs)
+            out[1].extend(r.key for r in recs)
+            out[2].extend(r.value is None for r in recs)
+            out[3].append(len(out[0]))
+    except Exception as exc:  # noqa: BLE001 - the error itself is compared
+        return ("error", type(exc), str(exc))
+    return ("ok", *out)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32), damage=st.sampled_from([0, 0, 1, 2]))
+def test_decode_key_columns_is_records_decoding_batch_by_batch(seed, damage):
+    buf = _log(seed, damage)
+    expected = _one_by_one(buf)
+    batches = list(BatchScan(buf))
+    try:
+        cols = decode_key_columns(batches)
+        got: tuple = ("ok", cols.offsets.tolist(), cols.keys, cols.null_values.tolist(), list(cols.starts))
+    except Exception as exc:  # noqa: BLE001
+        got = ("error", type(exc), str(exc))
+    assert got == expected
+    if expected[0] == "ok":
+        digested = decode_key_columns(batches, hashlib.md5)
+        assert digested.keys == [None if k is None else hashlib.md5(k).digest() for k in expected[2]]
+        assert cols.offsets.dtype == np.int64 and cols.null_values.dtype == bool
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32), damage=st.sampled_from([0, 1, 1, 3]))
+def test_decode_v2_keys_is_decode_v2_records_without_values(seed, damage):
+    buf = _log(seed, damage)
+    for b in BatchScan(buf):
+        if b.magic < 2 or not b.count:
+            continue
+        try:
+            data = b.records_data()
+        except Exception:  # noqa: BLE001 - a damaged compressed batch: nothing to compare
+            continue
+        try:
+            recs = decode_v2_records(data, b.count, b.base_offset, 0, None, -1)
+            expected: tuple = ([r.offset for r in recs], [r.key for r in recs],
+                               [i for i, r in enumerate(recs) if r.value is None])
+        except Exception as exc:  # noqa: BLE001
+            expected = ("error", type(exc), str(exc))
+        try:
+            got: tuple = tuple(decode_v2_keys(data, b.count, b.base_offset))
+        except Exception as exc:  # noqa: BLE001
+            got = ("error", type(exc), str(exc))
+        assert got == expected
+        if expected[0] != "error":
+            assert tuple(batch_key_columns(b)) == expected
+
+
+def test_an_empty_list_and_legacy_only_batches():
+    assert decode_key_columns([]).keys == []
+    legacy = encode_legacy_batch([Record(5, 1, b"k", None, ()), Record(6, 2, None, b"v", ())], magic=1)
+    cols = decode_key_columns(list(BatchScan(legacy)))
+    assert cols.offsets.tolist() == [5, 6] and cols.keys == [b"k", None]
+    assert cols.null_values.tolist() == [True, False] and list(cols.starts) == [0, 1, 2]
+
+
+def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
+    """Undamaged v2 batches without headers never go through the one-by-one decoder."""
+    import kafkatool.log.records as records
+
+    def one_by_one(*_args):
+        raise AssertionError("fell back to the one-by-one decoder")
+
+    monkeypatch.setattr(records, "batch_key_columns", one_by_one)
+    rng = random.Random(7)
+    parts, offset = [], 0
+    for n in (1, 64, 100):  # 1- and 2-byte deltas; values needing 1-, 2- and 3-byte lengths
+        recs = [Record(offset + i, 10**12 + i, b"key-%d" % i if i % 9 else None,
+                       None if i % 7 == 0 else rng.randbytes(rng.choice([1, 200, 20000])), ()) for i in range(n)]
+        parts.append(encode_v2_batch(recs, offset, codec=Codec.LZ4 if n == 64 else Codec.NONE))
+        offset += n
+    buf = b"".join(parts)
+    cols = decode_key_columns(list(BatchScan(buf)))
+    assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys, cols.null_values.tolist(), list(cols.starts))
