@@ -4,7 +4,7 @@ Why a flat table and not a dict: this map is the only cleaner structure that gro
 bounds it by `log.cleaner.dedupe.buffer.size`.  Each slot holds MD5(key) (16 bytes) and an offset (8 bytes),
 24 bytes, in `memory // 24` slots; the map counts as full at `load_factor` (0.9) of its slots, and the
 cleaner stops mapping there.  Keeping the same accounting gives the same cleaning range as the broker for
-the same buffer size, and keeping the same layout makes the memory real: numpy zero-filled arrays, whose
+the same buffer size, and keeping the same layout makes the memory real: a numpy zero-filled table, whose
 untouched pages the kernel never allocates, so a mostly-empty map costs little.
 
 Probing follows SkimpyOffsetMap (successive 4-byte windows of the digest, then linear steps), but keys are
@@ -27,6 +27,14 @@ HASH_SIZE = 16
 BYTES_PER_ENTRY = HASH_SIZE + 8
 DEFAULT_LOAD_FACTOR = 0.9
 _INT32_MIN = -(2**31)
+
+
+KEY_HASH = _md5  # what keys are digested with (a hashlib-style constructor), for decoders that digest
+
+
+def digest_array(key_digests: list[bytes]) -> np.ndarray:
+    """Digests made with KEY_HASH as an (n, 16) uint8 array (what `get_many`/`put_until_full` take)."""
+    return np.frombuffer(b"".join(key_digests), dtype=np.uint8).reshape(-1, HASH_SIZE)
 
 
 def digest(key: bytes) -> bytes:
@@ -56,8 +64,9 @@ class OffsetMap:
             )
         self.load_factor = load_factor
         self.max_entries = int(self.slots * load_factor)
-        self._hash = np.zeros((self.slots, 2), dtype=np.uint64)
-        self._off = np.zeros(self.slots, dtype=np.int64)  # offset + 1; 0 = empty slot
+        # one 24-byte row a slot: the digest's two halves, then offset + 1 (0 = empty slot); a probe
+        # reads one row, so one cache line, where separate arrays cost a memory access each
+        self._tab = np.zeros((self.slots, 3), dtype=np.uint64)
         self.size = 0
         self.latest_offset = -1
         self.lookups = 0
@@ -67,12 +76,11 @@ class OffsetMap:
     def clear(self) -> None:
         """Forget every entry (before mapping another log).
 
-        Fresh zeroed arrays instead of a fill: the kernel hands out zero pages lazily, so clearing a
+        A fresh zeroed array instead of a fill: the kernel hands out zero pages lazily, so clearing a
         large, mostly unused map costs nothing and keeps the resident size at what is really used.
         """
         if self.size:
-            self._hash = np.zeros((self.slots, 2), dtype=np.uint64)
-            self._off = np.zeros(self.slots, dtype=np.int64)
+            self._tab = np.zeros((self.slots, 3), dtype=np.uint64)
         self.size = 0
         self.latest_offset = -1
 
@@ -87,7 +95,7 @@ class OffsetMap:
     @property
     def memory(self) -> int:
         """Bytes the slot table occupies (the configured buffer size, rounded down to whole slots)."""
-        return self._hash.nbytes + self._off.nbytes
+        return self._tab.nbytes
 
     def update_latest_offset(self, offset: int) -> None:
         """Record the last offset the map covers (an assignment, as in Kafka)."""
@@ -103,28 +111,36 @@ class OffsetMap:
         v = np.where(v == _INT32_MIN, 0, np.abs(v))  # Kafka's Utils.abs
         return v % self.slots
 
-    def _find(self, d8: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each digest: its slot if present (found=True), else the first empty slot on its path."""
+    def _find(self, d8: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each digest: its slot if present (found=True, with the stored offset + 1), else the first
+        empty slot on its path (stored 0).
+
+        Rows are gathered with `take`: numpy's general fancy indexing of 2-d arrays is several times
+        slower, and these gathers are most of the map's work.
+        """
         n = len(h)
         slot = np.empty(n, dtype=np.int64)
         found = np.zeros(n, dtype=bool)
+        stored = np.zeros(n, dtype=np.uint64)
         pending = np.arange(n)
         attempt = 0
+        tab = self._tab
         while pending.size:
-            s = self._probe(d8[pending] if attempt else d8, attempt)
-            occupied = self._off[s] != 0
-            hs = self._hash[s]
-            hp = h[pending] if attempt else h
-            match = occupied & (hs[:, 0] == hp[:, 0]) & (hs[:, 1] == hp[:, 1])
+            s = self._probe(d8.take(pending, axis=0) if attempt else d8, attempt)
+            rows = tab.take(s, axis=0)
+            occupied = rows[:, 2] != 0
+            hp = h.take(pending, axis=0) if attempt else h
+            match = occupied & (rows[:, 0] == hp[:, 0]) & (rows[:, 1] == hp[:, 1])
             done = match | ~occupied
             slot[pending[done]] = s[done]
             found[pending[match]] = True
+            stored[pending[match]] = rows[match, 2]
             self.probes += int(pending.size)
             pending = pending[~done]
             attempt += 1
             if attempt > self.slots + HASH_SIZE:  # pragma: no cover - impossible below the load factor
                 raise RuntimeError("offset map probing did not terminate")
-        return slot, found
+        return slot, found, stored
 
     @staticmethod
     def _split(d8: np.ndarray) -> np.ndarray:
@@ -147,8 +163,8 @@ class OffsetMap:
         if len(d8) == 0:
             return np.empty(0, dtype=np.int64)
         self.lookups += len(d8)
-        slot, found = self._find(d8, self._split(d8))
-        return np.where(found, self._off[slot] - 1, -1)
+        _, found, stored = self._find(d8, self._split(d8))
+        return np.where(found, stored.astype(np.int64) - 1, -1)
 
     def get(self, key: bytes) -> int:
         return int(self.get_many(digests([key]))[0])
@@ -165,7 +181,7 @@ class OffsetMap:
             return 0
         h = self._split(d8)
         first, inverse = self._distinct(h)
-        slot, found = self._find(d8[first], h[first])
+        slot, found, _ = self._find(d8.take(first, axis=0), h.take(first, axis=0))
         is_new = np.zeros(n, dtype=bool)
         is_new[first[~found]] = True
         new_before = np.cumsum(is_new) - is_new
@@ -176,35 +192,45 @@ class OffsetMap:
         last = np.full(len(first), -1, dtype=np.int64)
         last[inverse[:k]] = np.arange(k)  # repeated indices: the last assignment wins
         reps = np.flatnonzero(last >= 0)  # distinct keys present in the consumed prefix
-        value = np.asarray(offsets, dtype=np.int64)[last[reps]] + 1
+        value = (np.asarray(offsets, dtype=np.int64)[last[reps]] + 1).astype(np.uint64)
         existing = found[reps]
-        self._off[slot[reps[existing]]] = value[existing]
+        self._tab.ravel()[slot[reps[existing]] * 3 + 2] = value[existing]
         fresh = reps[~existing]
         if fresh.size:
-            self._insert(d8[first[fresh]], h[first[fresh]], value[~existing])
+            rows = first[fresh]
+            self._insert(d8.take(rows, axis=0), h.take(rows, axis=0), value[~existing])
         return k
 
     def _insert(self, d8: np.ndarray, h: np.ndarray, stored: np.ndarray) -> None:
         """Place digests known to be absent into empty slots (several may race for one slot).
 
-        Every digest that does not win a slot moves to its next attempt, so all pending digests are
-        always at the same attempt number.
+        Every racer writes its own claim (a value above any offset + 1) into the slot; the one whose
+        claim stays has won it, without sorting the contenders.  Every digest that does not win a slot
+        moves to its next attempt, so all pending digests are always at the same attempt number.
         """
         m = len(h)
         if self.size + m > self.max_entries:
             raise OffsetMapFullError(f"{m} new keys do not fit: {self.size} of {self.max_entries} used")
+        flat = self._tab.ravel()  # slot i's row is flat[3i : 3i + 3]
+        claims = np.uint64(2**64 - 1) - np.arange(m, dtype=np.uint64)
         pending = np.arange(m)
         attempt = 0
         while pending.size:
-            s = self._probe(d8[pending], attempt)
-            empty = np.flatnonzero(self._off[s] == 0)
+            s = self._probe(d8.take(pending, axis=0), attempt)
+            empty = np.flatnonzero(flat[s * 3 + 2] == 0)
             won = np.zeros(pending.size, dtype=bool)
             if empty.size:
-                uslots, idx = np.unique(s[empty], return_index=True)
-                winners = pending[empty[idx]]
-                self._hash[uslots] = h[winners]
-                self._off[uslots] = stored[winners]
-                won[empty[idx]] = True
+                contested = s[empty] * 3 + 2
+                mine = claims[pending[empty]]
+                flat[contested] = mine
+                kept = flat[contested] == mine
+                winners = pending[empty[kept]]
+                taken = contested[kept]
+                won_h = h.take(winners, axis=0)
+                flat[taken - 2] = won_h[:, 0]
+                flat[taken - 1] = won_h[:, 1]
+                flat[taken] = stored.take(winners)
+                won[empty[kept]] = True
             self.probes += int(pending.size)
             pending = pending[~won]
             attempt += 1
@@ -216,8 +242,8 @@ class OffsetMap:
         """Map one key to offset (an update never fails; a new key at capacity raises OffsetMapFullError)."""
         d8 = digests([key])
         h = self._split(d8)
-        slot, found = self._find(d8, h)
+        slot, found, _ = self._find(d8, h)
         if found[0]:
-            self._off[slot[0]] = offset + 1
+            self._tab[slot[0], 2] = np.uint64(offset + 1)
         else:
-            self._insert(d8, h, np.array([offset + 1], dtype=np.int64))
+            self._insert(d8, h, np.array([offset + 1], dtype=np.uint64))
