@@ -136,6 +136,25 @@ def test_pushdown_bounds() -> None:
     batch = KafkaLogFilteringReader(ReadOptions(paths=("/x",), level="batch"), None)  # type: ignore[arg-type]
     list(batch.pushFilters([GreaterThan(("timestamp",), 5), GreaterThan(("max_timestamp",), 7)]))
     assert batch.filter == ScanFilter(min_timestamp=8)
+    from pyspark.sql.datasource import InputPartition
+
+    assert list(batch.read(InputPartition(None))) == []  # what Spark reads when nothing was planned
+
+
+def test_options_are_checked() -> None:
+    pytest.importorskip("pyspark")
+    from kafkatool.spark.datasource import ReadOptions
+    from kafkatool.spark.planning import ScanInputError
+
+    opts = ReadOptions.parse({"paths": '["/a", "/b"]', "level": "BATCH", "splitSize": "64m", "topics": "x, y",
+                              "minPartitions": "4", "onCorrupt": "skip", "verifyCrc": "true"})
+    assert (opts.paths, opts.level, opts.split_size, opts.topics) == (("/a", "/b"), "batch", 64 << 20, {"x", "y"})
+    assert (opts.min_partitions, opts.on_corrupt, opts.verify_crc, opts.pushdown) == (4, "skip", True, True)
+    for bad in ({}, {"path": "/a", "level": "rows"}, {"path": "/a", "splitSize": "big"},
+                {"path": "/a", "useIndex": "yes"}, {"path": "/a", "onCorrupt": "ignore"},
+                {"path": "/a", "minPartitions": "many"}):
+        with pytest.raises(ScanInputError):
+            ReadOptions.parse(bad)
 
 
 def test_corrupt_data_fails_the_query_with_its_position(spark, kafka_logs: Path) -> None:  # noqa: F811
@@ -151,3 +170,17 @@ def test_corrupt_data_fails_the_query_with_its_position(spark, kafka_logs: Path)
     skipped = load(spark, path, _options(verify_crc=True, on_corrupt="skip")).count()
     rows = read_directly([kafka_logs / "corrupt" / "v2-crc-flip-0"])
     assert skipped == sum(len(r) for _t, _p, s, pos, _b, r in rows if (s.endswith("0000.log"), pos) != (True, 641))
+
+
+def test_bad_paths_and_options_explain_as_usage_errors(spark, tmp_path: Path) -> None:  # noqa: F811
+    from kafkatool.spark.datasource import NAME
+    from kafkatool.spark.session import explain_error
+
+    for reader, expect in (
+        (spark.read.format(NAME), f"{tmp_path / 'missing'}"),
+        (spark.read.format(NAME).option("level", "rows"), "option level: expected record or batch, got 'rows'"),
+    ):
+        with pytest.raises(Exception) as err:
+            reader.load(str(tmp_path / "missing")).collect()
+        message, code = explain_error(err.value)
+        assert code == 2 and expect in message, message

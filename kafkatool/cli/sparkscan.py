@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from typing import Any
 
 import typer
@@ -221,7 +222,11 @@ def _run_spark(
 
     log_path = None
     try:
-        with spark_session(master, conf, jvm_log=not _state["debug"], executor_timeout=executor_timeout) as session:
+        with ExitStack() as stack:
+            with progress("starting Spark", None, quiet=quiet):  # the JVM takes a while to come up
+                session = stack.enter_context(
+                    spark_session(master, conf, jvm_log=not _state["debug"], executor_timeout=executor_timeout)
+                )
             log_path = session.log_path
             spark = session.spark
             opts = q.SourceOptions(

@@ -171,6 +171,8 @@ class ReadOptions:
         if level not in LEVELS:
             raise ScanInputError(f"option level: expected record or batch, got {opts['level']!r}")
         min_parts = opts.get("minpartitions")
+        if min_parts is not None and not str(min_parts).strip().isdigit():
+            raise ScanInputError(f"option minPartitions: expected a whole number, got {min_parts!r}")
         try:
             on_corrupt = check_policy(opts.get("oncorrupt", "fail").lower())
         except ValueError as exc:
@@ -231,9 +233,10 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        if not isinstance(partition, SliceGroup):
+            return  # nothing planned: Spark then asks for one empty InputPartition(None)
         arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
         columns = _BatchColumns(self.options) if self.options.level == "batch" else _RecordColumns(self.options)
-        assert isinstance(partition, SliceGroup)
         for slc in partition.slices:
             for pos, b in read_slice(slc, self.filter, self.options.on_corrupt, self.options.verify_crc):
                 columns.add(slc, pos, b)
