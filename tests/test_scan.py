@@ -254,3 +254,47 @@ def test_sizes_and_packing() -> None:
     assert sorted(s.log for g in groups for s in g) == sorted(s.log for s in slices)
     assert all(sum(max(s.length, 4 * MIB) for s in g) <= 128 * MIB or len(g) == 1 for g in groups)
     assert len(groups) == 3
+
+
+def test_headers_only_skips_the_bytes_of_big_batches(tmp_path: Path) -> None:
+    import random
+
+    from kafkatool.log.codecs import Codec
+    from kafkatool.log.records import Record
+    from kafkatool.log.writer import SegmentWriter, encode_v2_batch
+    from kafkatool.spark import reading
+
+    rng = random.Random(3)
+    writer = SegmentWriter(tmp_path / "big-0", 0, index_interval=4096)
+    offset = 0
+    for i in range(12):  # big and small batches, some compressed
+        n = 3 if i % 3 else 1
+        size = 400_000 if i % 2 else 900
+        recs = [Record(offset + j, 1_700_000_000_000 + offset + j, b"k", rng.randbytes(size), ()) for j in range(n)]
+        data = encode_v2_batch(recs, codec=Codec.LZ4 if i % 4 == 1 else Codec.NONE)
+        writer.append(data, recs[-1].offset, recs[-1].timestamp, recs[-1].offset)
+        offset += n
+    writer.close()
+    slices = plan_slices(discover([str(tmp_path / "big-0")]), 1 << 20)
+    assert len(slices) > 1
+
+    def headers(**kw):  # type: ignore[no-untyped-def]
+        return [(pos, b.base_offset, b.last_offset, b.size, b.crc, b.count, b.max_timestamp, b.codec)
+                for s in slices for pos, b in reading.read_slice(s, **kw)]
+
+    assert headers(headers_only=True) == headers() and len(headers()) == 12
+    assert headers(headers_only=True, flt=ScanFilter(min_offset=10)) == headers(flt=ScanFilter(min_offset=10))
+    reads: list[int] = []
+    original = storage.RangeReader.read
+
+    def counting(self, start: int, length: int) -> bytes:  # type: ignore[no-untyped-def]
+        data = original(self, start, length)
+        reads.append(len(data))
+        return data
+
+    storage.RangeReader.read = counting  # type: ignore[method-assign]
+    try:
+        headers(headers_only=True)
+    finally:
+        storage.RangeReader.read = original  # type: ignore[method-assign]
+    assert sum(reads) < 0.1 * sum(s.length for s in slices)

@@ -236,9 +236,11 @@ class KafkaLogReader(DataSourceReader):
         if not isinstance(partition, SliceGroup):
             return  # nothing planned: Spark then asks for one empty InputPartition(None)
         arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
-        columns = _BatchColumns(self.options) if self.options.level == "batch" else _RecordColumns(self.options)
+        batch_level = self.options.level == "batch"
+        columns = _BatchColumns(self.options) if batch_level else _RecordColumns(self.options)
         for slc in partition.slices:
-            for pos, b in read_slice(slc, self.filter, self.options.on_corrupt, self.options.verify_crc):
+            for pos, b in read_slice(slc, self.filter, self.options.on_corrupt, self.options.verify_crc,
+                                     headers_only=batch_level and not self.options.uncompressed_size):
                 columns.add(slc, pos, b)
                 if columns.full():
                     yield columns.flush(arrow_schema)

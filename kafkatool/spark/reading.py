@@ -16,7 +16,9 @@ from kafkatool.log.records import LOG_OVERHEAD, V2_HEADER_SIZE, Batch, Record, r
 from kafkatool.spark import storage
 from kafkatool.spark.planning import NO_FILTER, ScanFilter, Slice
 
-READ_WINDOW = 8 * 1024 * 1024
+READ_WINDOW = 1024 * 1024  # bytes per read (1 MiB walks faster than bigger reads: cache-friendly)
+SPARSE_BATCH = 256 * 1024  # with headers_only, batches above this size are skipped over, not read
+SPARSE_WINDOW = 64 * 1024  # with headers_only, smaller reads waste less of the next big batch
 ON_CORRUPT = ("fail", "skip")
 CORRUPT_MARK = "[kafkatool:corrupt]"
 
@@ -54,6 +56,7 @@ def read_slice(
     on_corrupt: str = "fail",
     verify_crc: bool = False,
     window: int = READ_WINDOW,
+    headers_only: bool = False,
 ) -> Iterator[tuple[int, Batch]]:
     """(absolute position, batch) for every batch starting inside the slice that the filter may want.
 
@@ -61,8 +64,14 @@ def read_slice(
     sees it).  A size field below the minimum is damage: 'fail' raises CorruptSegmentError, 'skip'
     ends the slice (nothing after it can be framed).  With verify_crc a CRC mismatch is damage too;
     'skip' steps over that one batch.
+
+    headers_only promises the caller will look at batch headers and nothing else (no CRC, records or
+    raw bytes): batches bigger than SPARSE_BATCH are then not read, only their 61-byte headers.
     """
     skip = check_policy(on_corrupt) == "skip"
+    sparse = headers_only and not verify_crc
+    if sparse:
+        window = min(window, SPARSE_WINDOW)
     min_offset, max_offset, min_ts = flt.min_offset, flt.max_offset, flt.min_timestamp
     with storage.RangeReader(slc.log) as reader:
         pos = slc.start
@@ -73,25 +82,31 @@ def read_slice(
             rel = pos - buf_start
             try:
                 b = read_batch_header(buf, rel, len(buf))
+                if b is None:
+                    head = reader.read(pos, LOG_OVERHEAD) if refilled_at != pos else b""
+                    size = _SIZE_FIELD.unpack_from(head, 8)[0] if len(head) == LOG_OVERHEAD else None
+                    if size is None or size > reader.size - pos - LOG_OVERHEAD:
+                        # No whole batch here.  At the end of the file that is a torn last write, which
+                        # the broker truncates; before a later slice's start the size field is damaged.
+                        if slc.end >= reader.size or skip:
+                            return
+                        raise CorruptSegmentError(
+                            slc.log, pos, f"batch size {size} runs past the end of the file ({reader.size} bytes)"
+                        )
+                    if sparse and size > SPARSE_BATCH:
+                        # Only the header: the bounds say where the batch ends, nothing past it is read.
+                        buf = reader.read(pos, V2_HEADER_SIZE)
+                        buf_start = pos
+                        b = read_batch_header(buf, 0, LOG_OVERHEAD + size)
+                    else:
+                        buf = reader.read(pos, max(min(window, slc.end - pos), LOG_OVERHEAD + max(size, 0)))
+                        buf_start = refilled_at = pos
+                        continue
             except CorruptRecordError as exc:
                 if skip:
                     return
                 raise CorruptSegmentError(slc.log, pos, str(exc)) from None
-            if b is None:
-                head = reader.read(pos, LOG_OVERHEAD) if refilled_at != pos else b""
-                size = _SIZE_FIELD.unpack_from(head, 8)[0] if len(head) == LOG_OVERHEAD else None
-                if size is None or size > reader.size - pos - LOG_OVERHEAD:
-                    # No whole batch here.  At the end of the file that is a torn last write, which
-                    # the broker truncates; before a later slice's start the size field is damaged.
-                    if slc.end >= reader.size or skip:
-                        return
-                    raise CorruptSegmentError(
-                        slc.log, pos, f"batch size {size} runs past the end of the file ({reader.size} bytes)"
-                    )
-                want = max(min(window, slc.end - pos), LOG_OVERHEAD + max(size, 0))
-                buf = reader.read(pos, want)
-                buf_start = refilled_at = pos
-                continue
+            assert b is not None
             pos += b.size
             if verify_crc and not b.is_valid():
                 if skip:
