@@ -44,6 +44,7 @@ def dump_log(
     cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder", help="Decode KRaft __cluster_metadata records and snapshots."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json (one array) or ndjson (one object a line)."),
     records: bool = typer.Option(False, "--records", help="JSON: one object per record instead of per batch (implies --deep-iteration)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Processes for --deep-iteration/--print-data-log text on logs over 32 MiB (0: one per CPU; 1: no workers). The output is the same."),
 ) -> None:
     targets = [f for f in (files or "").split(",") if f] + list(paths or [])
     if not targets:
@@ -54,6 +55,8 @@ def dump_log(
                                 ("cluster-metadata", cluster_metadata_decoder)) if on]
     if len(decoders) > 1:
         raise CliError("choose at most one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder")
+    if jobs < 0:
+        raise CliError("--jobs must be 0 (one per CPU) or a positive number")
     if max_bytes < 0 or max_message_size <= 0:
         raise CliError("--max-bytes and --max-message-size must be positive")
     try:
@@ -70,6 +73,7 @@ def dump_log(
             value_decoder=value_decoder_class,
             output=output_format,
             per_record=records,
+            jobs=jobs,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None

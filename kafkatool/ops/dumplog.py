@@ -122,6 +122,7 @@ class DumpOptions:
     value_decoder: str = "string"
     output: str = "text"  # text | json | ndjson
     per_record: bool = False  # JSON: one object per record instead of per batch
+    jobs: int = 0  # processes for deep/print text on big logs (0: one per CPU; 1: this process only)
 
     def __post_init__(self) -> None:
         if self.payload_decoder:
@@ -253,6 +254,37 @@ def java_file_str(arg: str) -> str:
     lead = "/" if arg.startswith("/") else ""
     parts = [p for p in arg.split("/") if p]
     return lead + "/".join(parts)
+
+
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
+PARALLEL_CHUNK_BYTES = 4 * 1024 * 1024
+PARALLEL_CHUNK_BYTES_COMPRESSED = 512 * 1024
+
+
+def _jobs(requested: int) -> int:
+    """Worker processes for deep/print text: --jobs, or one per CPU (at most 8) when 0."""
+    if requested > 0:
+        return requested
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def _render_chunk(task: tuple[str, int, int, DumpOptions]) -> tuple:
+    """Worker: the text of the batches in [start, end) of a log, as the one-process dumper writes it."""
+    import io
+
+    path, start, end, opts = task
+    out = io.BytesIO()
+    dumper = LogDumper(opts, out, io.BytesIO())
+    error = None
+    with MappedFile(path) as mf:
+        scan = BatchScan(mf.buf, start, end, release=mf.release)
+        first = last = -1
+        try:
+            first, last = dumper._dump_batches_text(scan, Path(path), path)
+        except CorruptRecordError as exc:
+            error = (str(exc), exc.position)
+    nc = next(iter(dumper.deferred.non_consecutive.values()), [])
+    return out.getvalue(), first, last, nc, dumper.result.batches, dumper.result.records, error
 
 
 class _Stderr:
@@ -402,6 +434,8 @@ class LogDumper:
             scan = BatchScan(mf.buf, 0, end, release=mf.release)
             if self.json:
                 self._dump_batches_json(scan, shown)
+            elif opts.deep_iteration and _jobs(opts.jobs) > 1 and end >= PARALLEL_MIN_BYTES:
+                scan = self._dump_text_parallel(mf, end, path, shown)
             else:
                 self._dump_batches_text(scan, path, shown)
             self.result.bytes_read += scan.valid_bytes
@@ -421,13 +455,16 @@ class LogDumper:
                 else:
                     self._w(f"Found {trailing} invalid bytes at the end of {name}\n".encode())
 
-    def _dump_batches_text(self, scan: BatchScan, path: Path, shown: str) -> None:
+    def _dump_batches_text(self, scan: BatchScan, path: Path, shown: str) -> tuple[int, int]:
+        """Write the batch (and record) lines of a scan; returns (first, last) record offsets seen
+        (-1, -1 for none) so chunks dumped in parallel can be stitched for the continuity report."""
         opts = self.opts
         deep = opts.deep_iteration
         w = self._w
         pending: list[bytes] = []
         pend = pending.append
         last_offset = -1
+        first_offset = -1
         non_consecutive: list[tuple[int, int]] = []
         nbatches = 0
         nrecords = 0
@@ -449,6 +486,8 @@ class LogDumper:
                     nrecords += len(recs)
                     if recs:
                         first = recs[0][0]
+                        if first_offset == -1:
+                            first_offset = first
                         if (last_offset == -1 or first == last_offset + 1) and recs[-1][0] - first == len(recs) - 1:
                             last_offset = recs[-1][0]  # the usual case: one check per batch
                         else:
@@ -468,6 +507,55 @@ class LogDumper:
             self.result.records += nrecords
             if non_consecutive:
                 self.deferred.non_consecutive.setdefault(str(path.absolute()), []).extend(non_consecutive)
+        return first_offset, last_offset
+
+    def _dump_text_parallel(self, mf: MappedFile, end: int, path: Path, shown: str) -> BatchScan:
+        """Deep/print text on several cores: chunks of whole batches are rendered by worker
+        processes and written here in file order, so the output is byte-identical to one process."""
+        import multiprocessing as mp
+        from collections import deque
+
+        scan = BatchScan(mf.buf, 0, end, release=mf.release)
+        cuts = [0]
+        chunk = PARALLEL_CHUNK_BYTES
+        for batch in scan:  # header walk only: finds the chunk boundaries, the valid end and any error
+            if batch.codec and chunk == PARALLEL_CHUNK_BYTES:
+                chunk = PARALLEL_CHUNK_BYTES_COMPRESSED  # compressed input expands: keep results small
+            if batch.end - cuts[-1] >= chunk:
+                cuts.append(batch.end)
+        if cuts[-1] != scan.valid_bytes:
+            cuts.append(scan.valid_bytes)
+        tasks = [(str(path), a, b, self.opts) for a, b in zip(cuts, cuts[1:], strict=False)]
+        jobs = _jobs(self.opts.jobs)
+        abs_path = str(path.absolute())
+        stitched: list[tuple[int, int]] = []
+        prev_last = -1
+        with mp.get_context("fork").Pool(jobs) as pool:
+            it = iter(tasks)
+            inflight: deque = deque()
+            for t in [next(it, None) for _ in range(jobs + 1)]:
+                if t is not None:
+                    inflight.append(pool.apply_async(_render_chunk, (t,)))
+            while inflight:
+                out, first, last, non_consecutive, nbatches, nrecords, error = inflight.popleft().get()
+                t = next(it, None)
+                if t is not None:
+                    inflight.append(pool.apply_async(_render_chunk, (t,)))
+                self._w(out)
+                self.result.batches += nbatches
+                self.result.records += nrecords
+                if first != -1:
+                    if prev_last != -1 and first != prev_last + 1:
+                        stitched.append((prev_last, first))
+                    stitched.extend(non_consecutive)
+                    prev_last = last
+                if error is not None:
+                    if stitched:
+                        self.deferred.non_consecutive.setdefault(abs_path, []).extend(stitched)
+                    raise CorruptRecordError(error[0], error[1])
+        if stitched:
+            self.deferred.non_consecutive.setdefault(abs_path, []).extend(stitched)
+        return scan
 
     def _record_lines(self, batch: Batch, recs: list[Record], pend: Callable[[bytes], None]) -> None:
         """Append the `| offset: …` lines of a batch's records (the hot path of deep/print modes)."""

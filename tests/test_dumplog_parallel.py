@@ -1,0 +1,61 @@
+"""dump-log's worker processes: the same bytes as one process, continuity reports and damage included."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from kafkatool.ops import dumplog
+from kafkatool.ops.dumplog import DumpOptions, dump_files
+from kafkatool.ops.generate import GenerateSpec, generate_partition
+
+
+def _dump(path: str, jobs: int, **kw) -> tuple[bytes, bytes, int]:  # type: ignore[no-untyped-def]
+    out, err = io.BytesIO(), io.BytesIO()
+    res = dump_files([path], DumpOptions(jobs=jobs, **kw), out, err)
+    return out.getvalue(), err.getvalue(), res.exit_code
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dumplog, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(dumplog, "PARALLEL_CHUNK_BYTES", 3000)
+    monkeypatch.setattr(dumplog, "PARALLEL_CHUNK_BYTES_COMPRESSED", 2000)
+
+
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_workers_write_what_one_process_writes(tmp_path: Path, small_chunks: None, codec: str) -> None:
+    res = generate_partition(tmp_path, GenerateSpec(records=3000, batch_records=7, codec=codec, segment_bytes=10**9))
+    seg = str(res.partition_dir / "00000000000000000000.log")
+    for kw in ({"deep_iteration": True}, {"print_data_log": True}):
+        assert _dump(seg, 3, **kw) == _dump(seg, 1, **kw)
+
+
+def test_gaps_across_chunk_boundaries_are_reported_like_one_process(tmp_path: Path, small_chunks: None) -> None:
+    from kafkatool.log.records import Record
+    from kafkatool.log.writer import encode_v2_batch
+
+    # a compacted-looking log: every third offset is gone, inside batches and between them
+    offsets = [o for o in range(6000) if o % 3]
+    batches = [offsets[i : i + 9] for i in range(0, len(offsets), 9)]
+    data = b"".join(
+        encode_v2_batch([Record(o, 1_700_000_000_000 + o, b"k%d" % (o % 50), b"v" * 40, ()) for o in b], b[0])
+        for b in batches
+    )
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(data)
+    one = _dump(str(seg), 1, deep_iteration=True)
+    assert one[1].count(b"is followed by") == 1999
+    assert _dump(str(seg), 2, deep_iteration=True) == one
+
+
+def test_damage_stops_at_the_same_line_with_the_same_error(tmp_path: Path, small_chunks: None) -> None:
+    res = generate_partition(tmp_path, GenerateSpec(records=3000, batch_records=7, segment_bytes=10**9))
+    seg = res.partition_dir / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 2 + 70] ^= 0xFF  # inside some record in the middle
+    data += b"\x00" * 500
+    seg.write_bytes(bytes(data))
+    assert _dump(str(seg), 2, print_data_log=True) == _dump(str(seg), 1, print_data_log=True)
