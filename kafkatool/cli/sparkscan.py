@@ -41,7 +41,7 @@ Examples:
   kafkatool spark-scan /var/lib/kafka/data
   kafkatool spark-scan /backup/kafka-logs --query keys --topic orders --top 50 --format json
   kafkatool spark-scan /backup/kafka-logs --query timeline --format csv > per-minute.csv
-  kafkatool spark-scan s3://backups/kafka --sql "SELECT topic, count(*) FROM records WHERE offset >= 1000 GROUP BY topic"
+  kafkatool spark-scan s3://backups/kafka --sql "SELECT partition, count(*) FROM records WHERE offset >= 1000 GROUP BY 1"
   kafkatool spark-scan /data --master spark://spark-master:7077 --output /shared/summary --output-format parquet
   kafkatool spark-scan /data/orders-0 --engine local        # single process, no Spark
 """
@@ -113,7 +113,7 @@ def present(query: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
 def spark_scan(
     paths: list[str] = typer.Argument(..., help="Log dirs, partition dirs or segment files (paths or URIs)."),
     master: str = typer.Option(None, "--master", help="Spark master URL (default local[*], or what spark-submit set)."),
-    query: str = typer.Option("summary", "--query", "-q", help="summary, keys, timeline or sql."),
+    query: str = typer.Option("summary", "--query", help="summary, keys, timeline or sql."),
     sql: str = typer.Option(None, "--sql", help="SQL over the views `records` and `batches` (implies --query sql)."),
     engine: str = typer.Option("spark", "--engine", help="spark, or local (single process; not for sql/--output)."),
     output: str = typer.Option(None, "--output", "-o", help="Write the result into this directory instead of printing it."),
@@ -121,7 +121,7 @@ def spark_scan(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output directory."),
     fmt: str = typer.Option("table", "--format", "-f", help="Printed result: table, json (one array), ndjson or csv."),
     split_size: str = typer.Option("128MiB", "--split-size", help="Bytes per task (e.g. 134217728, 128MiB, 64m)."),
-    topics: list[str] = typer.Option(None, "--topic", "-t", help="Only this topic (repeatable)."),
+    topics: list[str] = typer.Option(None, "--topic", "-t", help="Only these topics (repeat or comma-separate)."),
     top: int = typer.Option(20, "--top", help="keys: how many keys to show."),
     by: str = typer.Option("records", "--by", help="keys: rank by records or payload_bytes."),
     approx: bool = typer.Option(False, "--approx", help="summary: HyperLogLog distinct keys, no per-key shuffle."),
@@ -131,7 +131,7 @@ def spark_scan(
     limit: int = typer.Option(1000, "--limit", help="sql: print at most this many rows (0 = all)."),
     spark_conf: list[str] = typer.Option(None, "--spark-conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
     executor_timeout: float = typer.Option(120.0, "--executor-timeout", help="Seconds to wait for executors on a cluster."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     from kafkatool.ops.scan import KEYS_ORDER, ScanSettings
     from kafkatool.spark.planning import ScanFilter, ScanInputError, discover, parse_size
@@ -160,7 +160,7 @@ def spark_scan(
     conf = _parse_conf(spark_conf)
     if output and not overwrite:
         _refuse_existing(output)
-    wanted = tuple(dict.fromkeys(topics or []))
+    wanted = tuple(dict.fromkeys(t.strip() for item in topics or [] for t in item.split(",") if t.strip()))
     try:
         split = parse_size(split_size)
         segments = discover(paths)  # fails fast, before Spark starts, on a missing path or a typo
