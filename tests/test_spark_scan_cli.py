@@ -46,11 +46,12 @@ def test_summary_json_matches_the_local_engine(spark, logs: Path) -> None:  # no
 
 @pytest.mark.spark
 def test_keys_and_timeline_print_text_and_iso_minutes(spark, logs: Path) -> None:  # noqa: F811
-    keys = _run(str(logs), "--query", "keys", "--topic", "plain", "--top", "3", "--format", "json")
+    keys = _run(str(logs), "--query", "keys", "--topic", "plain", "--top", "3", "--by", "payload_bytes",
+                "--format", "json")
     assert keys.exit_code == 0, keys.output
     got = json.loads(keys.stdout)
     acc = scan([str(logs)])
-    want = [r for r in acc.key_rows(10_000) if r["topic"] == "plain"][:3]
+    want = [r for r in acc.key_rows(10_000, by="payload_bytes") if r["topic"] == "plain"][:3]
     assert [(r["key"], r["key_hex"], r["records"]) for r in got] == [
         (r["key"].decode(), r["key"].hex(), r["records"]) for r in want
     ]

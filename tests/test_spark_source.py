@@ -68,25 +68,24 @@ def test_batch_rows_need_no_decoding(spark, logs: Path) -> None:  # noqa: F811
     assert all(r.uncompressed_size >= (r.size if r.codec == "none" else 0) for r in rows)
 
 
-def _differential(spark, paths: list[str], settings: ScanSettings, **opts: object) -> None:  # noqa: F811
-    from kafkatool.spark import queries as q
+def test_differential(spark, logs: Path) -> None:  # noqa: F811
+    """Summary, keys and timeline on Spark equal the single-process scan: generated and real logs.
 
-    options = q.SourceOptions(split_size=settings.split_size, **opts)  # type: ignore[arg-type]
-    expected = scan(paths, settings)
+    One run over both (fewer Spark jobs); without the shared fixtures, over the generated logs only.
+    Spark plans its own split size here (minPartitions) while the scanner reads whole segments, so
+    slicing must not change any result either.
+    """
+    from kafkatool.spark import queries as q
+    from tests.conftest import KAFKA_LOGS
+
+    real = [KAFKA_LOGS / d for d in ("kafka-0.10.2.1", "kafka-2.1.1", "kafka-3.3.1-kraft")]
+    paths = [str(logs)] + [str(d) for d in real if d.is_dir()]
+    options = q.SourceOptions(min_partitions=3)
+    expected = scan(paths, ScanSettings())
     assert q.rows(q.summary(spark, paths, options)) == expected.summary_rows()
     records = q.load(spark, paths, options)
-    by = "payload_bytes" if len(paths) > 1 else "records"
-    assert q.rows(q.top_keys(records, 25, by)) == expected.key_rows(25, by)
+    assert q.rows(q.top_keys(records, 40)) == expected.key_rows(40)
     assert q.rows(q.timeline(records)) == expected.timeline_rows()
-
-
-def test_differential_generated(spark, logs: Path) -> None:  # noqa: F811
-    _differential(spark, [str(logs)], ScanSettings(split_size=BIG))
-
-
-def test_differential_real_brokers(spark, kafka_logs: Path) -> None:  # noqa: F811
-    paths = [str(kafka_logs / d) for d in ("kafka-0.10.2.1", "kafka-2.1.1", "kafka-3.3.1-kraft")]
-    _differential(spark, paths, ScanSettings(), min_partitions=2)
 
 
 def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811
