@@ -1,0 +1,37 @@
+"""Completions and man pages are generated from the CLI: the checked-in copies must be current."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kafkatool.cli.docgen import generated_files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_completions_and_man_pages_are_current() -> None:
+    stale = [rel for rel, text in generated_files().items()
+             if not (ROOT / rel).is_file() or (ROOT / rel).read_text() != text]
+    assert not stale, f"regenerate with `python scripts/gen_docs.py`: stale or missing {stale}"
+
+
+def test_every_command_has_a_man_page() -> None:
+    from kafkatool.cli.main import COMMANDS
+
+    for name in COMMANDS:
+        assert (ROOT / "man" / f"kafkatool-{name}.1").is_file(), name
+
+
+def test_bash_completion_is_valid_bash() -> None:
+    subprocess.run(["bash", "-n", str(ROOT / "completions" / "kafkatool.bash")], check=True)
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_man_pages_render() -> None:
+    page = ROOT / "man" / "kafkatool-dump-log.1"
+    p = subprocess.run(["man", "-l", str(page)], capture_output=True, env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0 and b"--print-data-log" in p.stdout.replace(b"\xe2\x80\x90", b"-")
