@@ -211,6 +211,9 @@ class KafkaLogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         opts = ReadOptions.parse(self.options)
+        fixed = BATCH_SCHEMA if opts.level == "batch" else RECORD_SCHEMA
+        if [(f.name, f.dataType) for f in schema.fields] != [(f.name, f.dataType) for f in fixed.fields]:
+            raise ScanInputError(f"{NAME} has a fixed schema for level={opts.level}; read it without .schema()")
         return KafkaLogFilteringReader(opts, schema) if opts.pushdown else KafkaLogReader(opts, schema)
 
 
