@@ -649,8 +649,14 @@ class BatchKeyColumns(NamedTuple):
 MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
 
 
+DECODE_BYTES_AT_ONCE = 8 * 1024 * 1024  # decompressed record data decode_key_columns holds at once
+
+
 def decode_key_columns(
-    batches: Sequence[Batch], key_digest: Callable[[bytes], Any] | None = None
+    batches: Sequence[Batch],
+    key_digest: Callable[[bytes], Any] | None = None,
+    *,
+    max_bytes: int = DECODE_BYTES_AT_ONCE,
 ) -> BatchKeyColumns:
     """KeyColumns of many batches at once: what the log cleaner reads of every record, twice.
 
@@ -664,26 +670,60 @@ def decode_key_columns(
 
     `key_digest`, a hashlib-style constructor (`key_digest(key).digest()`), replaces every key by its
     digest: what an offset map needs, computed while the key is at hand instead of in another pass.
+    `max_bytes` bounds the decompressed data held at once (compressed batches are decoded in rounds).
     """
+    import numpy as np
+
+    rounds: list[BatchKeyColumns] = []
+    done = 0
+    while True:
+        cols, used = _decode_key_columns_round(batches[done:], key_digest, max_bytes)
+        rounds.append(cols)
+        done += used
+        if done >= len(batches):
+            break
+    if len(rounds) == 1:
+        return rounds[0]
+    starts = [0]
+    keys: list[bytes | None] = []
+    for r in rounds:
+        starts += [starts[-1] + x for x in r.starts[1:]]
+        keys += r.keys
+    return BatchKeyColumns(
+        np.concatenate([r.offsets for r in rounds]), keys, np.concatenate([r.null_values for r in rounds]), starts
+    )
+
+
+def _decode_key_columns_round(
+    batches: Sequence[Batch], key_digest: Callable[[bytes], Any] | None, max_bytes: int
+) -> tuple[BatchKeyColumns, int]:
+    """decode_key_columns of the batches up to where max_bytes of them are decompressed; returns the
+    columns and how many batches they cover."""
     import numpy as np
 
     n = len(batches)
     # 1. where each batch's records are: (batch index, data start, data end, count) in one address space
     spans: list[tuple[int, int, int, int]] = []
     decompressed: dict[int, bytes] = {}
+    held = 0
     deferred: BaseException | None = None
     for i, b in enumerate(batches):
+        if held and held >= max_bytes:  # the rest in another round (each round takes one batch at least)
+            batches = batches[:i]
+            n = i
+            break
         count = b.count or 0
         if b.magic < 2 or count <= 0 or b.size < V2_HEADER_SIZE:
             continue  # decoded one by one below (legacy, empty, or the header checks' errors)
         if b.codec != Codec.NONE:
             try:
-                decompressed[i] = b.records_data()
+                decompressed[i] = data = b.records_data()
             except Exception as exc:  # the batches before it are decoded first: theirs would come first
                 deferred = exc
                 batches = batches[:i]
                 n = i
                 break
+            held += len(data)
         spans.append((i, b.position + V2_HEADER_SIZE, b.position + b.size, count))
     buf: bytes = batches[spans[0][0]].buf if spans else b""
     if decompressed or any(batches[i].buf is not buf for i, _, _, _ in spans):
@@ -785,7 +825,7 @@ def decode_key_columns(
     # 4. in batch order: the walked and checked batches as they are, the others one by one
     fast = {w[0]: ok for w, ok in zip(walked, batch_ok, strict=True)}
     if deferred is None and len(fast) == n and all(batch_ok):
-        return BatchKeyColumns(rec_offsets, rec_keys, rec_null, [0, *np.cumsum(counts).tolist()])
+        return BatchKeyColumns(rec_offsets, rec_keys, rec_null, [0, *np.cumsum(counts).tolist()]), n
     pieces: list[tuple[np.ndarray, list[bytes | None], np.ndarray]] = []
     at = 0
     out_starts = [0]
@@ -811,12 +851,13 @@ def decode_key_columns(
     keys: list[bytes | None] = []
     for piece in pieces:
         keys += piece[1]
-    return BatchKeyColumns(
+    result = BatchKeyColumns(
         np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, dtype=np.int64),
         keys,
         np.concatenate([p[2] for p in pieces]) if pieces else np.empty(0, dtype=bool),
         out_starts,
     )
+    return result, n
 
 
 def _new_batch() -> Batch:
