@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from itertools import compress
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -65,15 +65,16 @@ from kafkatool.log.index import (
     encode_txn_index,
     read_txn_index,
 )
-from kafkatool.log.records import TS_LOG_APPEND, Batch, BatchScan, Record
+from kafkatool.log.records import TS_LOG_APPEND, Batch, BatchScan, Record, decode_key_columns
 from kafkatool.log.writer import SegmentWriter, encode_legacy_batch, encode_v2_batch
-from kafkatool.ops.offsetmap import OffsetMap, digests
+from kafkatool.ops.offsetmap import KEY_HASH, OffsetMap, digest_array
 from kafkatool.ops.safety import LogDirLock, finish_interrupted_swaps, is_locked, log_dir_of, replace_segments
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
 METADATA_TOPIC = "__cluster_metadata"
 MAP_KEYS_PER_PUT = 32768  # keys hashed and put into the offset map per vectorised call
+MAP_BYTES_PER_PUT = 8 * 1024 * 1024  # ...or fewer, to bound the decompressed batches held at once
 LOOKUPS_PER_GET = 32768  # keys looked up per vectorised call while cleaning
 CLEAN_BYTES_PER_GET = 4 * 1024 * 1024  # ...or fewer, to bound the decoded records held at once
 CONTROL_ABORT = 0
@@ -81,7 +82,8 @@ CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
 
 # Batch retention decisions (MemoryRecords.RecordFilter.BatchRetention)
-_Plan = tuple[Batch, int, bool, bool, list[Record]]  # batch, retention, discard records, empty-txn marker, records
+# batch, retention, discard records, empty-txn marker, records (a control batch's; others are decoded later)
+_Plan = tuple[Batch, int, bool, bool, list[Record] | None]
 DELETE = 0  # drop the batch without looking at its records
 RETAIN_EMPTY = 1  # keep the batch even if no record survives (a 61-byte header)
 DELETE_EMPTY = 2  # keep the batch only if a record survives
@@ -758,9 +760,11 @@ class CleanedSegment:
         self.aborted: list[AbortedTxn] = []
         self.writer = SegmentWriter(partition_dir, base_offset, index_interval, CLEANED_SUFFIX) if write else None
 
-    def append(self, data: bytes, largest_offset: int, max_timestamp: int, offset_of_max_timestamp: int) -> None:
-        if self.writer is not None:
-            self.writer.append(data, largest_offset, max_timestamp, offset_of_max_timestamp)
+    def append(
+        self, data: bytes | memoryview, largest_offset: int, max_timestamp: int, offset_of_max_timestamp: int
+    ) -> None:
+        if self.writer is not None:  # a view of the source segment is written without a copy
+            self.writer.append(data, largest_offset, max_timestamp, offset_of_max_timestamp)  # type: ignore[arg-type]
         self.size += len(data)
 
     def close(self, mtime_ms: int) -> None:
@@ -827,6 +831,44 @@ def read_chunks(buf: bytes, size: int, cfg: CompactConfig, start: int = 0) -> It
         pos += used
 
 
+def _decode_planned(pending: list[tuple[int, list[_Plan]]]) -> None:
+    """Decode the planned data batches only to raise the error of the first damaged one, if any."""
+    decode_key_columns([p[0] for _, plans in pending for p in plans if p[4] is None])
+
+
+class _Pieces:
+    """The bytes of one output chunk: batches kept whole are views of the segment, and consecutive
+    ones are one view, so a chunk that keeps everything is written straight from the mapped file."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | memoryview] = []
+        self.view: memoryview | None = None
+        self.start = self.end = -1
+
+    def add_batch(self, b: Batch) -> None:
+        if self.view is not None and b.position == self.end:
+            self.end = b.end
+            return
+        self._flush()
+        self.view = b.view if b.view is not None else memoryview(b.buf)
+        self.start, self.end = b.position, b.end
+
+    def add(self, data: bytes) -> None:
+        self._flush()
+        self.parts.append(data)
+
+    def _flush(self) -> None:
+        if self.view is not None:
+            self.parts.append(self.view[self.start : self.end])
+            self.view = None
+
+    def joined(self) -> bytes | memoryview | None:
+        self._flush()
+        if not self.parts:
+            return None
+        return self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
+
+
 class Cleaner:
     """One cleaning pass over one partition (Kafka's Cleaner.doClean), writing or only measuring."""
 
@@ -864,11 +906,12 @@ class Cleaner:
 
     def _map_segment(self, seg: Segment, start: int, next_start: int, txn: TransactionTracker) -> bool:
         """buildOffsetMapForSegment.  Keys go to the map MAP_KEYS_PER_PUT at a time (the fill point is
-        still exact to the record), because numpy calls cost the same for 200 keys as for 50,000."""
-        keys: list[bytes] = []
-        offsets: list[int] = []
-        bounds: list[int] = []  # number of keys collected once each batch read since the last put was done
+        still exact to the record), because numpy calls cost the same for 200 keys as for 50,000; the
+        batches' keys are decoded together too, without their values (`decode_key_columns`)."""
+        to_decode: list[Batch] = []  # batches whose keys go to the map, in log order
+        decoded: list[bool] = []  # for every batch read since the last put: is it in to_decode?
         lasts: list[int] = []  # last offset of each of those batches
+        records = 0
         pending_bytes = 0
         st = self.stats
         with MappedFile(seg.files.log) as mf:
@@ -879,35 +922,56 @@ class Cleaner:
                 if b.is_control:
                     txn.on_control_batch(b, control_type(b))
                     st.map_records_read += 1
+                    decoded.append(False)
                 elif txn.on_batch(b):
                     st.map_records_read += b.count or 0
+                    decoded.append(False)
                 else:
-                    recs = b.records()
-                    st.map_records_read += len(recs)
-                    st.map_keyless += sum(1 for r in recs if r.key is None)
-                    keys += [r.key for r in recs if r.key is not None and r.offset >= start]
-                    offsets += [r.offset for r in recs if r.key is not None and r.offset >= start]
-                bounds.append(len(keys))
+                    to_decode.append(b)
+                    records += b.count or 0
+                    decoded.append(True)
                 lasts.append(b.last_offset)
-                if len(keys) >= MAP_KEYS_PER_PUT:
-                    if self._map_put(keys, offsets, bounds, lasts, pending_bytes):
+                if records >= MAP_KEYS_PER_PUT or pending_bytes >= MAP_BYTES_PER_PUT:
+                    if self._map_put(to_decode, decoded, lasts, start, pending_bytes):
                         return True
-                    keys, offsets, bounds, lasts, pending_bytes = [], [], [], [], 0
-            if self._map_put(keys, offsets, bounds, lasts, pending_bytes):
+                    to_decode, decoded, lasts, records, pending_bytes = [], [], [], 0, 0
+            if self._map_put(to_decode, decoded, lasts, start, pending_bytes):
                 return True
         if not self.cfg.before_kip534:
             self.map.update_latest_offset(next_start - 1)  # offset gaps at a segment's end (Kafka 3.x)
         return False
 
-    def _map_put(self, keys: list[bytes], offsets: list[int], bounds: list[int], lasts: list[int], size: int) -> bool:
-        """Put keys until the map fills; the map covers every batch read before the one that filled it."""
+    def _map_put(self, batches: list[Batch], decoded: list[bool], lasts: list[int], start: int, size: int) -> bool:
+        """Put the batches' keys (keyed records from `start` on) until the map fills; the map covers every
+        batch read before the one that filled it."""
+        st = self.stats
+        cols = decode_key_columns(batches, KEY_HASH)  # keys come as their MD5 digests
+        st.map_records_read += len(cols.keys)
+        keyless = cols.keys.count(None)
+        st.map_keyless += keyless
+        wanted = cols.offsets >= start
+        if keyless:
+            wanted &= np.fromiter((k is not None for k in cols.keys), dtype=bool, count=len(cols.keys))
+        if bool(wanted.all()):
+            keys, offsets, ends = cols.keys, cols.offsets, cols.starts[1:]
+        else:
+            keys = list(compress(cols.keys, wanted.tolist()))
+            offsets = cols.offsets[wanted]
+            ends = np.concatenate(([0], np.cumsum(wanted)))[cols.starts[1:]].tolist()
+        bounds: list[int] = []  # keys collected up to each batch (a batch without keys adds none)
+        it = iter(ends)
+        bound = 0
+        for has_keys in decoded:
+            if has_keys:
+                bound = next(it)
+            bounds.append(bound)
         omap = self.map
-        consumed = omap.put_until_full(digests(keys), np.array(offsets, dtype=np.int64)) if keys else 0
+        consumed = omap.put_until_full(digest_array(cast("list[bytes]", keys)), offsets) if keys else 0
         full = consumed < len(keys)
         covered = lasts[: bisect_right(bounds, consumed)] if full else lasts
         if covered:
             omap.update_latest_offset(covered[-1])
-        self.stats.map_bytes_read += size
+        st.map_bytes_read += size
         if self.progress:
             self.progress(size)
         return full
@@ -1039,135 +1103,170 @@ class Cleaner:
     ) -> None:
         """cleanInto: filter a segment chunk by chunk (each chunk one append to the cleaned segment).
 
-        Batch decisions run in log order as Kafka's do; the keys of several chunks are looked up in one
-        vectorised call before their chunks are written.
+        Batch decisions run in log order as Kafka's do; the records of several chunks are then decoded,
+        looked up and judged together before their chunks are written.
         """
         st = self.stats
-        latest = self.map.latest_offset
         pending: list[tuple[int, list[_Plan]]] = []
-        lookup: list[bytes] = []
         pending_bytes = 0
+        pending_records = 0
         with MappedFile(seg.files.log) as mf:
             for chunk in read_chunks(mf.buf, seg.size, self.cfg):
                 plans: list[_Plan] = []
                 chunk_bytes = 0
-                for b in chunk:
-                    chunk_bytes += b.size
-                    st.bytes_read += b.size
-                    st.batches_read += 1
-                    retention, discard, empty_txn_marker, _ = self._batch_retention(
-                        b, txn, producers, upper_bound_offset, retain_segment_deletes
-                    )
-                    if retention == DELETE:
-                        st.records_read += b.count or 0
-                        continue
-                    recs = b.records()
-                    st.records_read += len(recs)
-                    if not discard and not b.is_control:
-                        lookup.extend([r.key for r in recs if r.key is not None and r.offset <= latest])
-                    plans.append((b, retention, discard, empty_txn_marker, recs))
+                try:
+                    for b in chunk:
+                        chunk_bytes += b.size
+                        st.bytes_read += b.size
+                        st.batches_read += 1
+                        retention, discard, empty_txn_marker, _ = self._batch_retention(
+                            b, txn, producers, upper_bound_offset, retain_segment_deletes
+                        )
+                        if retention == DELETE:
+                            st.records_read += b.count or 0
+                            continue
+                        recs = None  # decoded in _write_chunks, but a control batch's record now
+                        if b.is_control:
+                            recs = b.records()
+                            st.records_read += len(recs)
+                        else:
+                            pending_records += b.count or 0
+                        plans.append((b, retention, discard, empty_txn_marker, recs))
+                except Exception:
+                    # a damaged batch planned before this one would have stopped the cleaner first
+                    _decode_planned([*pending, (chunk_bytes, plans)])
+                    raise
                 pending.append((chunk_bytes, plans))
                 pending_bytes += chunk_bytes
-                if len(lookup) >= LOOKUPS_PER_GET or pending_bytes >= CLEAN_BYTES_PER_GET:
-                    self._write_chunks(pending, lookup, out, retain_segment_deletes)
-                    pending, lookup, pending_bytes = [], [], 0
+                if pending_records >= LOOKUPS_PER_GET or pending_bytes >= CLEAN_BYTES_PER_GET:
+                    self._write_chunks(pending, out, retain_segment_deletes)
+                    pending, pending_bytes, pending_records = [], 0, 0
             if pending:
-                self._write_chunks(pending, lookup, out, retain_segment_deletes)
+                self._write_chunks(pending, out, retain_segment_deletes)
 
     def _write_chunks(
-        self, pending: list[tuple[int, list[_Plan]]], lookup: list[bytes], out: CleanedSegment, retain_segment_deletes: bool
+        self, pending: list[tuple[int, list[_Plan]]], out: CleanedSegment, retain_segment_deletes: bool
     ) -> None:
         """filterTo for planned chunks: keep records, copy or rebuild batches, append each chunk.
 
-        shouldRetainRecord is evaluated with numpy over all records of the chunks at once: a record stays
-        if it is past the map, or keyed, not older than its key's mapped offset, and either has a value or
-        its tombstone is still retained.
+        The keys of all data batches are decoded together, without values (`decode_key_columns`), and
+        shouldRetainRecord is evaluated with numpy over all their records at once: a record stays if it
+        is past the map, or keyed, not older than its key's mapped offset, and either has a value or its
+        tombstone is still retained.  A batch that keeps every record is copied from the segment as it is
+        (consecutive ones as one piece); only a batch that loses records is decoded in full and rebuilt.
         """
         st = self.stats
         old = self.cfg.before_kip534
         now = self.now
         latest = self.map.latest_offset
-        # flat per-record columns of the batches whose records are judged one by one
-        judged = [p[4] for _, plans in pending for p in plans if not p[2] and not p[0].is_control]
-        offsets = np.fromiter((r.offset for recs in judged for r in recs), dtype=np.int64)
-        keyed = np.fromiter((r.key is not None for recs in judged for r in recs), dtype=bool)
-        valued = np.fromiter((r.value is not None for recs in judged for r in recs), dtype=bool)
-        mapped = np.full(len(offsets), -1, dtype=np.int64)
-        in_map = keyed & (offsets <= latest)
-        if lookup:
-            mapped[in_map] = self.map.get_many(digests(lookup))
-        latest_of_key = (offsets >= mapped) & in_map
-        past_map = offsets > latest
-        st.keyless_dropped += int((~keyed & ~past_map).sum())
-        st.tombstones_read += int((~valued).sum())
-        pos = 0
-        for chunk_bytes, plans in pending:
-            parts: list[bytes] = []
-            max_offset = -1
-            max_ts = NO_TIMESTAMP
-            shallow = -1
-            for b, retention, discard, empty_txn_marker, recs in plans:
-                n = len(recs)
+        horizons: list[int | None] = []  # each planned batch's delete horizon
+        batches: list[Batch] = []  # the data batches, whose records are decoded here
+        judged: list[bool] = []  # ...whether their records are judged one by one (not discarded)
+        retained: list[bool] = []  # ...whether their tombstones are still retained
+        for _, plans in pending:
+            for b, _retention, discard, _marker, recs in plans:
                 if b.magic >= 2 and not old:
                     horizon = b.delete_horizon_ms
                     retain_deletes = horizon is None or now < horizon
                 else:
                     horizon = b.delete_horizon_ms if b.magic >= 2 else None
                     retain_deletes = retain_segment_deletes
-                if discard:
-                    kept: list[Record] = []
-                    tombstones = 0
-                    st.tombstones_read += sum(1 for r in recs if r.value is None)
-                elif b.is_control:
-                    kept = recs
+                horizons.append(horizon)
+                if recs is None:
+                    batches.append(b)
+                    judged.append(not discard)
+                    retained.append(retain_deletes)
+        cols = decode_key_columns(batches, KEY_HASH)  # keys come as their MD5 digests
+        n_records = len(cols.keys)
+        st.records_read += n_records
+        counts = np.diff(cols.starts)
+        offsets = cols.offsets
+        tombstone = cols.null_values
+        judged_rec = np.repeat(np.array(judged, dtype=bool), counts)
+        keyed = np.ones(n_records, dtype=bool)
+        if cols.keys.count(None):
+            keyed = np.fromiter((k is not None for k in cols.keys), dtype=bool, count=n_records)
+        in_map = judged_rec & keyed & (offsets <= latest)
+        mapped = np.full(n_records, -1, dtype=np.int64)
+        lookup = cols.keys if bool(in_map.all()) else list(compress(cols.keys, in_map.tolist()))
+        if lookup:
+            mapped[in_map] = self.map.get_many(digest_array(cast("list[bytes]", lookup)))
+        latest_of_key = (offsets >= mapped) & in_map
+        past_map = offsets > latest
+        st.keyless_dropped += int((judged_rec & ~keyed & ~past_map).sum())
+        st.tombstones_read += int(tombstone.sum())
+        retain_rec = np.repeat(np.array(retained, dtype=bool), counts)
+        keep = judged_rec & (past_map | (latest_of_key & (~tombstone | retain_rec)))
+        bounds = np.asarray(cols.starts)
+        kept_total = np.concatenate(([0], np.cumsum(keep)))
+        kept_counts = (kept_total[bounds[1:]] - kept_total[bounds[:-1]]).tolist()
+        tomb_total = np.concatenate(([0], np.cumsum(keep & tombstone)))
+        kept_tombstones = (tomb_total[bounds[1:]] - tomb_total[bounds[:-1]]).tolist()
+        plan_no = 0
+        data_no = 0
+        for chunk_bytes, plans in pending:
+            pieces = _Pieces()
+            max_offset = -1
+            max_ts = NO_TIMESTAMP
+            shallow = -1
+            for b, retention, _discard, empty_txn_marker, recs in plans:
+                horizon = horizons[plan_no]
+                plan_no += 1
+                if recs is not None:  # a control batch: kept whole
+                    n = n_kept = len(recs)
                     tombstones = 0
                     st.tombstones_read += sum(1 for r in recs if r.value is None)
                 else:
-                    sl = slice(pos, pos + n)
-                    pos += n
-                    keep = past_map[sl] | (latest_of_key[sl] & (valued[sl] | retain_deletes))
-                    tombstones = int((keep & ~valued[sl]).sum())
-                    kept = recs if bool(keep.all()) else list(compress(recs, keep.tolist()))
-                if kept:
+                    first = cols.starts[data_no]
+                    n = cols.starts[data_no + 1] - first
+                    n_kept = kept_counts[data_no]
+                    tombstones = kept_tombstones[data_no]
+                    data_no += 1
+                if n_kept:
                     stamp = b.magic >= 2 and (tombstones or empty_txn_marker) and horizon is None and not old
-                    if len(kept) == n and not stamp:
-                        data = b.raw()
+                    if n_kept == n and not stamp:
+                        pieces.add_batch(b)
                         ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
                     else:
+                        if recs is None:
+                            recs = b.records()
+                        kept = recs if n_kept == n else list(compress(recs, keep[first : first + n].tolist()))
                         if stamp:
                             horizon = now + self.cfg.delete_retention_ms
                             st.horizons_stamped += 1
-                        data, ts, ts_offset = self._rebuild(b, kept, horizon)
+                        rebuilt, ts, ts_offset = self._rebuild(b, kept, horizon)
+                        pieces.add(rebuilt)
                         largest = kept[-1].offset
-                    st.records_written += len(kept)
+                    st.records_written += n_kept
                     st.tombstones_written += tombstones
                 elif retention == RETAIN_EMPTY and b.magic >= 2:
-                    data = encode_v2_batch(
-                        [],
-                        b.base_offset,
-                        timestamp_type=b.timestamp_type,
-                        producer_id=b.producer_id,
-                        producer_epoch=b.producer_epoch,
-                        base_sequence=b.base_sequence,
-                        partition_leader_epoch=b.partition_leader_epoch,
-                        is_transactional=b.is_transactional,
-                        is_control=b.is_control,
-                        last_offset=b.last_offset,
-                        max_timestamp=b.max_timestamp,
+                    pieces.add(
+                        encode_v2_batch(
+                            [],
+                            b.base_offset,
+                            timestamp_type=b.timestamp_type,
+                            producer_id=b.producer_id,
+                            producer_epoch=b.producer_epoch,
+                            base_sequence=b.base_sequence,
+                            partition_leader_epoch=b.partition_leader_epoch,
+                            is_transactional=b.is_transactional,
+                            is_control=b.is_control,
+                            last_offset=b.last_offset,
+                            max_timestamp=b.max_timestamp,
+                        )
                     )
                     ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
                     st.empty_batches_written += 1
                 else:
                     continue
-                parts.append(data)
                 st.batches_written += 1
                 if ts > max_ts:
                     max_ts, shallow = ts, ts_offset
                 max_offset = max(max_offset, largest)
-            if parts:
-                data = b"".join(parts)
-                out.append(data, max_offset, max_ts, shallow)
-                st.bytes_written += len(data)
+            written = pieces.joined()
+            if written is not None:
+                out.append(written, max_offset, max_ts, shallow)
+                st.bytes_written += len(written)
             if self.progress:
                 self.progress(chunk_bytes)
 
