@@ -87,22 +87,22 @@ def test_decode_key_columns_is_records_decoding_batch_by_batch(seed, damage):
     buf = _log(seed, damage)
     expected = _one_by_one(buf)
     batches = list(BatchScan(buf))
-    try:
-        cols = decode_key_columns(batches)
-        got: tuple = ("ok", cols.offsets.tolist(), cols.keys, cols.null_values.tolist(), list(cols.starts))
-    except Exception as exc:  # noqa: BLE001
-        got = ("error", type(exc), str(exc))
-    assert got == expected
-    try:  # in rounds of a few KB of decompressed data: the same answer
-        small = decode_key_columns(batches, max_bytes=seed % 5000)
-        got = ("ok", small.offsets.tolist(), small.keys, small.null_values.tolist(), list(small.starts))
-    except Exception as exc:  # noqa: BLE001
-        got = ("error", type(exc), str(exc))
-    assert got == expected
-    if expected[0] == "ok":
-        digested = decode_key_columns(batches, hashlib.md5)
-        assert digested.keys == [None if k is None else hashlib.md5(k).digest() for k in expected[2]]
-        assert cols.offsets.dtype == np.int64 and cols.null_values.dtype == bool
+    for max_bytes in (None, seed % 5000):  # also in rounds of a few KB of decompressed data
+        try:
+            cols = decode_key_columns(batches) if max_bytes is None else decode_key_columns(batches, max_bytes=max_bytes)
+            got: tuple = ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
+        except Exception as exc:  # noqa: BLE001
+            got = ("error", type(exc), str(exc))
+        assert got == expected
+        if expected[0] != "ok":
+            continue
+        assert cols.null_keys.tolist() == [k is None for k in expected[2]]
+        assert cols.offsets.dtype == np.int64 and cols.null_values.dtype == bool and len(cols) == len(expected[1])
+        which = np.array([random.Random(seed + i).random() < 0.5 for i in range(len(cols))], dtype=bool)
+        assert cols.keys(which) == [k for k, w in zip(expected[2], which, strict=True) if w]
+        assert cols.keys(which, hashlib.md5) == [
+            None if k is None else hashlib.md5(k).digest() for k, w in zip(expected[2], which, strict=True) if w
+        ]
 
 
 @SETTINGS
@@ -132,10 +132,10 @@ def test_decode_v2_keys_is_decode_v2_records_without_values(seed, damage):
 
 
 def test_an_empty_list_and_legacy_only_batches():
-    assert decode_key_columns([]).keys == []
+    assert decode_key_columns([]).keys() == []
     legacy = encode_legacy_batch([Record(5, 1, b"k", None, ()), Record(6, 2, None, b"v", ())], magic=1)
     cols = decode_key_columns(list(BatchScan(legacy)))
-    assert cols.offsets.tolist() == [5, 6] and cols.keys == [b"k", None]
+    assert cols.offsets.tolist() == [5, 6] and cols.keys() == [b"k", None]
     assert cols.null_values.tolist() == [True, False] and list(cols.starts) == [0, 1, 2]
 
 
@@ -156,4 +156,4 @@ def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
         offset += n
     buf = b"".join(parts)
     cols = decode_key_columns(list(BatchScan(buf)))
-    assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys, cols.null_values.tolist(), list(cols.starts))
+    assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))

@@ -637,13 +637,63 @@ def batch_key_columns(b: Batch, data: bytes | None = None) -> KeyColumns:
 
 
 
-class BatchKeyColumns(NamedTuple):
-    """KeyColumns of several batches, concatenated in batch order (see `decode_key_columns`)."""
+class BatchKeyColumns:
+    """KeyColumns of several batches, concatenated in batch order (see `decode_key_columns`).
 
-    offsets: np.ndarray  # int64: each record's offset
-    keys: list[bytes | None]  # or their digests (None for a null key)
-    null_values: np.ndarray  # bool: the record's value is null (a tombstone)
-    starts: list[int]  # batch i's records are [starts[i], starts[i + 1]); len(batches) + 1 entries
+    Keys are cut out of the batches (or straight away digested) only when `keys()` asks for them, and
+    only those it asks for: a caller that can judge most records by offset never touches their keys.
+    `keys()` reads the batches' buffer, so it must be called while that is open.
+    """
+
+    __slots__ = ("offsets", "null_keys", "null_values", "starts", "_key_start", "_key_end", "_runs")
+
+    def __init__(
+        self,
+        offsets: np.ndarray,
+        null_keys: np.ndarray,
+        null_values: np.ndarray,
+        starts: list[int],
+        key_start: np.ndarray,
+        key_end: np.ndarray,
+        runs: list[tuple[int, int, bytes]],
+    ) -> None:
+        self.offsets = offsets  # int64: each record's offset
+        self.null_keys = null_keys  # bool: the record has no key
+        self.null_values = null_values  # bool: the record's value is null (a tombstone)
+        self.starts = starts  # batch i's records are [starts[i], starts[i + 1]); len(batches) + 1 entries
+        self._key_start = key_start  # where each key is in the buffer of its run
+        self._key_end = key_end
+        self._runs = runs  # (first record, end record, buffer holding their keys), in order
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def keys(
+        self, which: np.ndarray | None = None, key_digest: Callable[[bytes], Any] | None = None
+    ) -> list[bytes | None]:
+        """The keys of the records `which` (a bool mask) selects, all by default, in record order; None
+        for a null key.  With `key_digest`, a hashlib-style constructor, each key's digest instead
+        (`key_digest(key).digest()`), made while the key is at hand."""
+        import numpy as np
+
+        picked = np.arange(len(self.offsets)) if which is None else np.flatnonzero(which)
+        out: list[bytes | None] = []
+        for first, end, buf in self._runs:
+            lo, hi = np.searchsorted(picked, (first, end))
+            if lo == hi:
+                continue
+            sel = picked[lo:hi]
+            ks = self._key_start[sel].tolist()
+            ke = self._key_end[sel].tolist()
+            if key_digest is None:
+                out += [buf[k0:k1] for k0, k1 in zip(ks, ke, strict=True)]
+            else:
+                out += [key_digest(buf[k0:k1]).digest() for k0, k1 in zip(ks, ke, strict=True)]
+        nulls = self.null_keys[picked]
+        if bool(nulls.any()):
+            for j in np.flatnonzero(nulls).tolist():
+                out[j] = None
+        return out
 
 
 MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
@@ -652,51 +702,55 @@ MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key a
 DECODE_BYTES_AT_ONCE = 8 * 1024 * 1024  # decompressed record data decode_key_columns holds at once
 
 
-def decode_key_columns(
-    batches: Sequence[Batch],
-    key_digest: Callable[[bytes], Any] | None = None,
-    *,
-    max_bytes: int = DECODE_BYTES_AT_ONCE,
-) -> BatchKeyColumns:
+def decode_key_columns(batches: Sequence[Batch], *, max_bytes: int = DECODE_BYTES_AT_ONCE) -> BatchKeyColumns:
     """KeyColumns of many batches at once: what the log cleaner reads of every record, twice.
 
     Why: a per-record Python decoder costs microseconds a record; here only the walk from one record's
     length to the next is a Python loop, and the fields of all records of all batches are then decoded
     together with numpy, straight from the batches' buffer (the segment's mmap: nothing is copied unless
-    batches are compressed).  Batches this fast path does not cover (v0/v1, headers, varints longer than
-    3 bytes) and damaged ones are decoded one by one by `batch_key_columns`, in batch order, so the
-    result and any error (the first damaged batch's, with its message) are what decoding every batch
-    with `Batch.records()` in turn would give.
-
-    `key_digest`, a hashlib-style constructor (`key_digest(key).digest()`), replaces every key by its
-    digest: what an offset map needs, computed while the key is at hand instead of in another pass.
-    `max_bytes` bounds the decompressed data held at once (compressed batches are decoded in rounds).
+    batches are compressed), and keys are cut only when asked for (`BatchKeyColumns.keys`).  Batches
+    this fast path does not cover (v0/v1, headers, varints longer than 3 bytes) and damaged ones are
+    decoded one by one by `batch_key_columns`, in batch order, so the result and any error (the first
+    damaged batch's, with its message) are what decoding every batch with `Batch.records()` in turn
+    would give.  `max_bytes` bounds the decompressed data held at once (compressed batches are decoded
+    in rounds).
     """
-    import numpy as np
-
     rounds: list[BatchKeyColumns] = []
     done = 0
     while True:
-        cols, used = _decode_key_columns_round(batches[done:], key_digest, max_bytes)
+        cols, used = _decode_key_columns_round(batches[done:], max_bytes)
         rounds.append(cols)
         done += used
         if done >= len(batches):
             break
-    if len(rounds) == 1:
-        return rounds[0]
+    return rounds[0] if len(rounds) == 1 else _concat_key_columns(rounds)
+
+
+def _concat_key_columns(parts: list[BatchKeyColumns]) -> BatchKeyColumns:
+    import numpy as np
+
     starts = [0]
-    keys: list[bytes | None] = []
-    for r in rounds:
-        starts += [starts[-1] + x for x in r.starts[1:]]
-        keys += r.keys
+    runs: list[tuple[int, int, bytes]] = []
+    for part in parts:
+        shift = starts[-1]
+        for first, end, buf in part._runs:
+            if runs and runs[-1][2] is buf and runs[-1][1] == first + shift:  # one run: keys() slices less
+                runs[-1] = (runs[-1][0], end + shift, buf)
+            else:
+                runs.append((first + shift, end + shift, buf))
+        starts += [shift + x for x in part.starts[1:]]
     return BatchKeyColumns(
-        np.concatenate([r.offsets for r in rounds]), keys, np.concatenate([r.null_values for r in rounds]), starts
+        np.concatenate([p.offsets for p in parts]),
+        np.concatenate([p.null_keys for p in parts]),
+        np.concatenate([p.null_values for p in parts]),
+        starts,
+        np.concatenate([p._key_start for p in parts]),
+        np.concatenate([p._key_end for p in parts]),
+        runs,
     )
 
 
-def _decode_key_columns_round(
-    batches: Sequence[Batch], key_digest: Callable[[bytes], Any] | None, max_bytes: int
-) -> tuple[BatchKeyColumns, int]:
+def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple[BatchKeyColumns, int]:
     """decode_key_columns of the batches up to where max_bytes of them are decompressed; returns the
     columns and how many batches they cover."""
     import numpy as np
@@ -768,11 +822,9 @@ def _decode_key_columns_round(
         walked.append(span)
     # 3. every field of every walked record, vectorised; a record that does not check out marks its batch
     m = len(starts)
-    rec_offsets = np.empty(0, dtype=np.int64)
-    rec_keys: list[bytes | None] = []
-    rec_null = np.empty(0, dtype=bool)
     batch_ok: list[bool] = []
     counts = np.array([w[3] for w in walked], dtype=np.int64)
+    fields = None
     if m:
         a = np.frombuffer(buf, dtype=np.uint8)
         top = len(a) - 1
@@ -802,63 +854,64 @@ def _decode_key_columns_round(
         p += size
         klen, size = varint(p)
         key_start = p + size
-        p = key_start + np.maximum(klen, 0)
-        vlen, size = varint(p)
-        p += size + np.maximum(vlen, 0)
+        key_end = key_start + np.maximum(klen, 0)
+        vlen, size = varint(key_end)
+        p = key_end + size + np.maximum(vlen, 0)
         headers = a[np.minimum(p, top)]
         bad |= (s < lo) | (rec_end > hi) | (p + 1 != rec_end) | (headers != 0) | (klen < -1) | (vlen < -1)
+        del a  # no view of the buffer outlives this call (an mmap could not be closed)
         bounds = np.concatenate(([0], np.cumsum(counts)))
-        batch_bad = np.add.reduceat(bad, bounds[:-1]) > 0 if len(counts) else np.zeros(0, dtype=bool)
-        batch_ok = (~batch_bad).tolist()
+        batch_ok = (~(np.add.reduceat(bad, bounds[:-1]) > 0)).tolist()
         rec_offsets = np.repeat(np.array([batches[w[0]].base_offset for w in walked], dtype=np.int64), counts)
         rec_offsets += off_delta
-        rec_null = vlen == -1
-        ks = key_start.tolist()
-        ke = (key_start + klen).tolist()
-        if key_digest is None:
-            rec_keys = [buf[k0:k1] for k0, k1 in zip(ks, ke, strict=True)]
-        else:
-            rec_keys = [key_digest(buf[k0:k1]).digest() for k0, k1 in zip(ks, ke, strict=True)]
-        if bool((klen == -1).any()):
-            for j in np.flatnonzero(klen == -1).tolist():
-                rec_keys[j] = None
+        fields = (rec_offsets, klen == -1, vlen == -1, key_start, key_end)
     # 4. in batch order: the walked and checked batches as they are, the others one by one
     fast = {w[0]: ok for w, ok in zip(walked, batch_ok, strict=True)}
     if deferred is None and len(fast) == n and all(batch_ok):
-        return BatchKeyColumns(rec_offsets, rec_keys, rec_null, [0, *np.cumsum(counts).tolist()]), n
-    pieces: list[tuple[np.ndarray, list[bytes | None], np.ndarray]] = []
+        if fields is None:  # no records at all
+            empty = np.empty(0, dtype=np.int64)
+            fields = (empty, empty.astype(bool), empty.astype(bool), empty, empty)
+        offs, nk, nv, k0, k1 = fields
+        return BatchKeyColumns(offs, nk, nv, [0, *np.cumsum(counts).tolist()], k0, k1, [(0, m, buf)]), n
+    pieces: list[BatchKeyColumns] = []
     at = 0
-    out_starts = [0]
     for i, b in enumerate(batches):
         if i in fast:
             c = b.count or 0
-            if fast[i]:
-                pieces.append((rec_offsets[at : at + c], rec_keys[at : at + c], rec_null[at : at + c]))
+            if fast[i] and fields is not None:
+                offs, nk, nv, k0, k1 = (f[at : at + c] for f in fields)
+                pieces.append(BatchKeyColumns(offs, nk, nv, [0, c], k0, k1, [(0, c, buf)]))
                 at += c
-                out_starts.append(out_starts[-1] + c)
                 continue
             at += c
-        cols = batch_key_columns(b, decompressed.get(i))
-        null = np.zeros(len(cols.offsets), dtype=bool)
-        null[cols.null_values] = True
-        keys_of = cols.keys
-        if key_digest is not None:
-            keys_of = [None if k is None else key_digest(k).digest() for k in keys_of]
-        pieces.append((np.array(cols.offsets, dtype=np.int64), keys_of, null))
-        out_starts.append(out_starts[-1] + len(cols.offsets))
+        pieces.append(_one_batch_key_columns(batch_key_columns(b, decompressed.get(i))))
     if deferred is not None:
         raise deferred
-    keys: list[bytes | None] = []
-    for piece in pieces:
-        keys += piece[1]
-    result = BatchKeyColumns(
-        np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, dtype=np.int64),
-        keys,
-        np.concatenate([p[2] for p in pieces]) if pieces else np.empty(0, dtype=bool),
-        out_starts,
-    )
-    return result, n
+    if not pieces:
+        empty = np.empty(0, dtype=np.int64)
+        return BatchKeyColumns(empty, empty.astype(bool), empty.astype(bool), [0], empty, empty, []), n
+    return _concat_key_columns(pieces), n
 
+
+def _one_batch_key_columns(cols: KeyColumns) -> BatchKeyColumns:
+    """BatchKeyColumns of one batch decoded one by one: its keys laid end to end in a buffer of their own."""
+    import numpy as np
+
+    n = len(cols.offsets)
+    null_keys = np.array([k is None for k in cols.keys], dtype=bool)
+    sizes = np.array([0 if k is None else len(k) for k in cols.keys], dtype=np.int64)
+    key_end = np.cumsum(sizes)
+    null_values = np.zeros(n, dtype=bool)
+    null_values[cols.null_values] = True
+    return BatchKeyColumns(
+        np.array(cols.offsets, dtype=np.int64),
+        null_keys,
+        null_values,
+        [0, n],
+        key_end - sizes,
+        key_end,
+        [(0, n, b"".join(k for k in cols.keys if k is not None))],
+    )
 
 def _new_batch() -> Batch:
     return Batch.__new__(Batch)

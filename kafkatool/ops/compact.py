@@ -895,6 +895,7 @@ class Cleaner:
     def build_offset_map(self, start: int, end: int) -> None:
         """Map key → latest offset over [start, end), stopping where the map fills (buildOffsetMap)."""
         self.map.clear()
+        self.map.track_offsets(start, end)  # lets cleaning judge the records mapped here by offset
         dirty = self.log.segments_in(start, end)
         txn = TransactionTracker()
         txn.add_aborted(self.log.collect_aborted(start, end))
@@ -945,17 +946,14 @@ class Cleaner:
         """Put the batches' keys (keyed records from `start` on) until the map fills; the map covers every
         batch read before the one that filled it."""
         st = self.stats
-        cols = decode_key_columns(batches, KEY_HASH)  # keys come as their MD5 digests
-        st.map_records_read += len(cols.keys)
-        keyless = cols.keys.count(None)
-        st.map_keyless += keyless
-        wanted = cols.offsets >= start
-        if keyless:
-            wanted &= np.fromiter((k is not None for k in cols.keys), dtype=bool, count=len(cols.keys))
-        if bool(wanted.all()):
-            keys, offsets, ends = cols.keys, cols.offsets, cols.starts[1:]
+        cols = decode_key_columns(batches)
+        st.map_records_read += len(cols)
+        st.map_keyless += int(cols.null_keys.sum())
+        wanted = ~cols.null_keys & (cols.offsets >= start)
+        digests = cols.keys(wanted, KEY_HASH)
+        if len(digests) == len(cols):
+            offsets, ends = cols.offsets, cols.starts[1:]
         else:
-            keys = list(compress(cols.keys, wanted.tolist()))
             offsets = cols.offsets[wanted]
             ends = np.concatenate(([0], np.cumsum(wanted)))[cols.starts[1:]].tolist()
         bounds: list[int] = []  # keys collected up to each batch (a batch without keys adds none)
@@ -966,8 +964,8 @@ class Cleaner:
                 bound = next(it)
             bounds.append(bound)
         omap = self.map
-        consumed = omap.put_until_full(digest_array(cast("list[bytes]", keys)), offsets) if keys else 0
-        full = consumed < len(keys)
+        consumed = omap.put_until_full(digest_array(cast("list[bytes]", digests)), offsets) if digests else 0
+        full = consumed < len(digests)
         covered = lasts[: bisect_right(bounds, consumed)] if full else lasts
         if covered:
             omap.update_latest_offset(covered[-1])
@@ -1176,22 +1174,21 @@ class Cleaner:
                     batches.append(b)
                     judged.append(not discard)
                     retained.append(retain_deletes)
-        cols = decode_key_columns(batches, KEY_HASH)  # keys come as their MD5 digests
-        n_records = len(cols.keys)
-        st.records_read += n_records
+        cols = decode_key_columns(batches)
+        st.records_read += len(cols)
         counts = np.diff(cols.starts)
         offsets = cols.offsets
         tombstone = cols.null_values
         judged_rec = np.repeat(np.array(judged, dtype=bool), counts)
-        keyed = np.ones(n_records, dtype=bool)
-        if cols.keys.count(None):
-            keyed = np.fromiter((k is not None for k in cols.keys), dtype=bool, count=n_records)
+        keyed = ~cols.null_keys
         in_map = judged_rec & keyed & (offsets <= latest)
-        mapped = np.full(n_records, -1, dtype=np.int64)
-        lookup = cols.keys if bool(in_map.all()) else list(compress(cols.keys, in_map.tolist()))
-        if lookup:
-            mapped[in_map] = self.map.get_many(digest_array(cast("list[bytes]", lookup)))
-        latest_of_key = (offsets >= mapped) & in_map
+        # records the map was built from are known by offset; only the others need their key looked up
+        put, put_latest = self.map.latest_by_offset(offsets)
+        latest_of_key = in_map & put & put_latest
+        lookup = in_map & ~put
+        if bool(lookup.any()):
+            mapped = self.map.get_many(digest_array(cast("list[bytes]", cols.keys(lookup, KEY_HASH))))
+            latest_of_key[lookup] = offsets[lookup] >= mapped
         past_map = offsets > latest
         st.keyless_dropped += int((judged_rec & ~keyed & ~past_map).sum())
         st.tombstones_read += int(tombstone.sum())

@@ -27,6 +27,7 @@ HASH_SIZE = 16
 BYTES_PER_ENTRY = HASH_SIZE + 8
 DEFAULT_LOAD_FACTOR = 0.9
 _INT32_MIN = -(2**31)
+_NOT_PUT, _PUT, _LATEST = 0, 1, 2  # what offset tracking knows of a record
 
 
 KEY_HASH = _md5  # what keys are digested with (a hashlib-style constructor), for decoders that digest
@@ -71,6 +72,9 @@ class OffsetMap:
         self.latest_offset = -1
         self.lookups = 0
         self.probes = 0
+        self._track: np.ndarray | None = None  # see track_offsets
+        self._track_first = 0
+        self._track_last = -1
 
     # -- bookkeeping ------------------------------------------------------------------------
     def clear(self) -> None:
@@ -83,6 +87,7 @@ class OffsetMap:
             self._tab = np.zeros((self.slots, 3), dtype=np.uint64)
         self.size = 0
         self.latest_offset = -1
+        self._track = None
 
     @property
     def is_full(self) -> bool:
@@ -100,6 +105,52 @@ class OffsetMap:
     def update_latest_offset(self, offset: int) -> None:
         """Record the last offset the map covers (an assignment, as in Kafka)."""
         self.latest_offset = offset
+
+    # -- which records are their key's latest, by offset (optional) -------------------------
+    def track_offsets(self, first: int, end: int) -> bool:
+        """Also remember, for the records at offsets [first, end), which were put and which are still
+        their key's latest: `latest_by_offset` then answers for them without their keys.
+
+        Why: the cleaner's second pass asks, for every record, whether it is its key's latest; for
+        records the first pass put here that is known by offset alone, and hashing the key again (and
+        probing) was the costliest part of that pass.  One byte an offset; if that is more than 1/16 of
+        the map's memory tracking stays off (False).  It also turns itself off when puts do not come in
+        strictly increasing offsets (an offset would not name one record), or on `put`/`clear`.
+        """
+        self._track = None
+        if end <= first or end - first > self.memory // 16:
+            return False
+        self._track = np.zeros(end - first, dtype=np.uint8)
+        self._track_first = first
+        self._track_last = first - 1
+        return True
+
+    def latest_by_offset(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(put, latest) for records named by offset: `put` where tracking knows the record was put in the
+        map, `latest` where it is still its key's latest offset (both False where not known)."""
+        state = np.zeros(len(offsets), dtype=np.uint8)
+        track = self._track
+        if track is not None and len(offsets):
+            at = np.asarray(offsets, dtype=np.int64) - self._track_first
+            inside = (at >= 0) & (at < len(track))
+            state[inside] = track.take(at[inside])
+        return state != _NOT_PUT, state == _LATEST
+
+    def _note_puts(self, consumed: np.ndarray, latest: np.ndarray, replaced: np.ndarray) -> None:
+        """Tracking for one put_until_full: `consumed` offsets were put, `latest` are now their keys'
+        latest, `replaced` are not any more."""
+        track = self._track
+        if track is None or not len(consumed):
+            return
+        first = self._track_first
+        increasing = consumed[0] > self._track_last and bool(np.all(consumed[1:] > consumed[:-1]))
+        if not increasing or consumed[-1] >= first + len(track):
+            self._track = None
+            return
+        track[consumed - first] = _PUT
+        track[replaced - first] = _PUT
+        track[latest - first] = _LATEST
+        self._track_last = int(consumed[-1])
 
     # -- probing ----------------------------------------------------------------------------
     def _probe(self, d8: np.ndarray, attempt: int) -> np.ndarray:
@@ -181,7 +232,7 @@ class OffsetMap:
             return 0
         h = self._split(d8)
         first, inverse = self._distinct(h)
-        slot, found, _ = self._find(d8.take(first, axis=0), h.take(first, axis=0))
+        slot, found, old = self._find(d8.take(first, axis=0), h.take(first, axis=0))
         is_new = np.zeros(n, dtype=bool)
         is_new[first[~found]] = True
         new_before = np.cumsum(is_new) - is_new
@@ -192,8 +243,11 @@ class OffsetMap:
         last = np.full(len(first), -1, dtype=np.int64)
         last[inverse[:k]] = np.arange(k)  # repeated indices: the last assignment wins
         reps = np.flatnonzero(last >= 0)  # distinct keys present in the consumed prefix
-        value = (np.asarray(offsets, dtype=np.int64)[last[reps]] + 1).astype(np.uint64)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        value = (offsets[last[reps]] + 1).astype(np.uint64)
         existing = found[reps]
+        if self._track is not None:
+            self._note_puts(offsets[:k], value.astype(np.int64) - 1, old[reps[existing]].astype(np.int64) - 1)
         self._tab.ravel()[slot[reps[existing]] * 3 + 2] = value[existing]
         fresh = reps[~existing]
         if fresh.size:
@@ -240,6 +294,7 @@ class OffsetMap:
 
     def put(self, key: bytes, offset: int) -> None:
         """Map one key to offset (an update never fails; a new key at capacity raises OffsetMapFullError)."""
+        self._track = None  # offsets put one by one are not tracked
         d8 = digests([key])
         h = self._split(d8)
         slot, found, _ = self._find(d8, h)
