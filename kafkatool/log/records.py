@@ -699,6 +699,23 @@ class BatchKeyColumns:
 MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
 
 
+def _varints(a: np.ndarray, p: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(value, size, too long) of the zig-zag varints at positions p (>= 0) of a, read up to 3 bytes;
+    `too long` marks those of 4 bytes or more (their value and size are wrong).  Bytes past the end of
+    a read as its last byte: a varint running off the end makes its record end past it (a damaged
+    record).  uint8/int32 arithmetic: half the time of int64 here."""
+    import numpy as np
+
+    g0 = a.take(np.minimum(p, top))
+    g1 = a.take(np.minimum(p + 1, top))
+    g2 = a.take(np.minimum(p + 2, top))
+    c0 = g0 >> 7
+    c1 = c0 & (g1 >> 7)
+    raw = (g0 & 0x7F).astype(np.int32)
+    raw |= ((g1 & 0x7F) * c0).astype(np.int32) << 7
+    raw |= ((g2 & 0x7F) * c1).astype(np.int32) << 14
+    return (raw >> 1) ^ -(raw & 1), 1 + c0 + c1, (c1 & (g2 >> 7)).astype(bool)
+
 DECODE_BYTES_AT_ONCE = 8 * 1024 * 1024  # decompressed record data decode_key_columns holds at once
 
 
@@ -792,79 +809,73 @@ def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple
         buf = b"".join(parts)
         spans = moved
     # 2. the walk: each record's start from the previous record's length (one Python step a record).
-    # Only starts are proposed here (a negative length walks on as if positive); step 3 checks them.
-    starts: list[int] = []
-    add = starts.append
+    # Only starts are proposed here (a negative length walks on as if positive); step 3 checks every
+    # record and that each ends where the next one starts.
+    a = np.frombuffer(buf, dtype=np.uint8)
+    top = len(a) - 1
+    steps: list[int] = []
+    add = steps.append
     walked: list[tuple[int, int, int, int]] = []
     for span in spans:
-        _i, pos, end, count = span
-        if count * MIN_V2_RECORD_SIZE > end - pos:
+        _i, at, end, count = span
+        if count * MIN_V2_RECORD_SIZE > end - at:
             continue  # cannot hold its records: the one-by-one decoder reports the damage
-        first = len(starts)
+        first = len(steps)
         try:
             for _ in range(count):
-                add(pos)
-                c = buf[pos]
+                add(at)
+                c = buf[at]
                 if c < 0x80:
-                    pos += 1 + (c >> 1)
+                    at += 1 + (c >> 1)
                     continue
-                c2 = buf[pos + 1]
+                c2 = buf[at + 1]
                 if c2 < 0x80:
-                    pos += 2 + (((c & 0x7F) >> 1) | (c2 << 6))
+                    at += 2 + (((c & 0x7F) >> 1) | (c2 << 6))
                     continue
-                c3 = buf[pos + 2]
+                c3 = buf[at + 2]
                 if c3 >= 0x80:
                     raise IndexError  # a 4+ byte length: left to the one-by-one decoder
-                pos += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13))
+                at += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13))
         except IndexError:
-            del starts[first:]
+            del steps[first:]
             continue
         walked.append(span)
+    starts = np.array(steps, dtype=np.int64)
     # 3. every field of every walked record, vectorised; a record that does not check out marks its batch
     m = len(starts)
     batch_ok: list[bool] = []
     counts = np.array([w[3] for w in walked], dtype=np.int64)
     fields = None
     if m:
-        a = np.frombuffer(buf, dtype=np.uint8)
-        top = len(a) - 1
-        s = np.array(starts, dtype=np.int64)
+        s = starts
         s[(s < 0) | (s > top)] = top  # a damaged length walked out of the buffer (its batch is bad)
         lo = np.repeat(np.array([w[1] for w in walked], dtype=np.int64), counts)
         hi = np.repeat(np.array([w[2] for w in walked], dtype=np.int64), counts)
-        bad = np.zeros(m, dtype=bool)
-
-        def varint(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            """(value, size) of the zig-zag varints at p (>= 0), up to 3 bytes (longer ones mark `bad`)."""
-            g0 = a[np.minimum(p, top)].astype(np.int64)
-            g1 = a[np.minimum(p + 1, top)].astype(np.int64)
-            g2 = a[np.minimum(p + 2, top)].astype(np.int64)
-            c0 = g0 >= 0x80
-            c1 = c0 & (g1 >= 0x80)
-            bad[c1 & (g2 >= 0x80)] = True
-            raw = (g0 & 0x7F) | np.where(c0, (g1 & 0x7F) << 7, 0) | np.where(c1, (g2 & 0x7F) << 14, 0)
-            return (raw >> 1) ^ -(raw & 1), 1 + c0 + c1
-
-        length, size = varint(s)
+        length, size, long1 = _varints(a, s, top)
         rec_end = s + size + length
         p = s + size + 1  # past the attributes byte
-        _ts, size = varint(p)
+        _ts, size, long2 = _varints(a, p, top)
         p += size
-        off_delta, size = varint(p)
+        off_delta, size, long3 = _varints(a, p, top)
         p += size
-        klen, size = varint(p)
+        klen, size, long4 = _varints(a, p, top)
         key_start = p + size
         key_end = key_start + np.maximum(klen, 0)
-        vlen, size = varint(key_end)
+        vlen, size, long5 = _varints(a, key_end, top)
         p = key_end + size + np.maximum(vlen, 0)
-        headers = a[np.minimum(p, top)]
-        bad |= (s < lo) | (rec_end > hi) | (p + 1 != rec_end) | (headers != 0) | (klen < -1) | (vlen < -1)
-        del a  # no view of the buffer outlives this call (an mmap could not be closed)
+        headers = a.take(np.minimum(p, top))
+        bad = long1 | long2 | long3 | long4 | long5 | (s < lo) | (rec_end > hi) | (p + 1 != rec_end)
+        bad |= (headers != 0) | (klen < -1) | (vlen < -1)
         bounds = np.concatenate(([0], np.cumsum(counts)))
+        chained = np.ones(m, dtype=bool)
+        chained[:-1] = rec_end[:-1] == s[1:]  # each record ends where the next one starts...
+        chained[bounds[1:] - 1] = True  # ...within its batch
+        bad |= ~chained
         batch_ok = (~(np.add.reduceat(bad, bounds[:-1]) > 0)).tolist()
         rec_offsets = np.repeat(np.array([batches[w[0]].base_offset for w in walked], dtype=np.int64), counts)
         rec_offsets += off_delta
         fields = (rec_offsets, klen == -1, vlen == -1, key_start, key_end)
+    del a  # no view of the buffer outlives this call (an mmap could not be closed)
     # 4. in batch order: the walked and checked batches as they are, the others one by one
     fast = {w[0]: ok for w, ok in zip(walked, batch_ok, strict=True)}
     if deferred is None and len(fast) == n and all(batch_ok):
