@@ -41,7 +41,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l transaction-l
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l cluster-metadata-decoder -d 'Decode KRaft __cluster_metadata records and snapshots.'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l format -r -F -d 'text (Kafka\'s output), json (one array) or ndjson (one object a line).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l records -d 'JSON: one object per record instead of per batch (implies --deep-iteration).'
-complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l jobs -s j -r -F -d 'Processes for --deep-iteration/--print-data-log text on logs over 32 MiB (0: one'
+complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l jobs -s j -r -F -d 'Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no w'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from elect' -l election-type -r -F -d 'preferred or unclean (required).'
 complete -c kafkatool -n '__fish_seen_subcommand_from elect' -l all-topic-partitions -d 'Every partition of every topic.'

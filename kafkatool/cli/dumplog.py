@@ -44,7 +44,7 @@ def dump_log(
     cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder", help="Decode KRaft __cluster_metadata records and snapshots."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json (one array) or ndjson (one object a line)."),
     records: bool = typer.Option(False, "--records", help="JSON: one object per record instead of per batch (implies --deep-iteration)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Processes for --deep-iteration/--print-data-log text on logs over 32 MiB (0: one per CPU; 1: no workers). The output is the same."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no workers). The output is the same."),
 ) -> None:
     targets = [f for f in (files or "").split(",") if f] + list(paths or [])
     if not targets:

@@ -434,7 +434,12 @@ class LogDumper:
             scan = BatchScan(mf.buf, 0, end, release=mf.release)
             if self.json:
                 self._dump_batches_json(scan, shown)
-            elif opts.deep_iteration and _jobs(opts.jobs) > 1 and end >= PARALLEL_MIN_BYTES:
+            elif (
+                opts.deep_iteration
+                and not opts.print_data_log  # printed values would all travel through a pipe: slower
+                and _jobs(opts.jobs) > 1
+                and end >= PARALLEL_MIN_BYTES
+            ):
                 scan = self._dump_text_parallel(mf, end, path, shown)
             else:
                 self._dump_batches_text(scan, path, shown)
