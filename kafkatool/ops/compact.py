@@ -75,8 +75,8 @@ NO_TIMESTAMP = -1
 METADATA_TOPIC = "__cluster_metadata"
 MAP_KEYS_PER_PUT = 32768  # keys hashed and put into the offset map per vectorised call
 MAP_BYTES_PER_PUT = 8 * 1024 * 1024  # ...or fewer, to bound the decompressed batches held at once
-LOOKUPS_PER_GET = 32768  # keys looked up per vectorised call while cleaning
-CLEAN_BYTES_PER_GET = 4 * 1024 * 1024  # ...or fewer, to bound the decoded records held at once
+RECORDS_PER_JUDGEMENT = 32768  # records decoded and judged per vectorised round while cleaning
+CLEAN_BYTES_PER_JUDGEMENT = 4 * 1024 * 1024  # ...or fewer, to bound the decoded records held at once
 CONTROL_ABORT = 0
 CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
@@ -1136,7 +1136,7 @@ class Cleaner:
                     raise
                 pending.append((chunk_bytes, plans))
                 pending_bytes += chunk_bytes
-                if pending_records >= LOOKUPS_PER_GET or pending_bytes >= CLEAN_BYTES_PER_GET:
+                if pending_records >= RECORDS_PER_JUDGEMENT or pending_bytes >= CLEAN_BYTES_PER_JUDGEMENT:
                     self._write_chunks(pending, out, retain_segment_deletes)
                     pending, pending_bytes, pending_records = [], 0, 0
             if pending:
@@ -1147,10 +1147,12 @@ class Cleaner:
     ) -> None:
         """filterTo for planned chunks: keep records, copy or rebuild batches, append each chunk.
 
-        The keys of all data batches are decoded together, without values (`decode_key_columns`), and
-        shouldRetainRecord is evaluated with numpy over all their records at once: a record stays if it
-        is past the map, or keyed, not older than its key's mapped offset, and either has a value or its
-        tombstone is still retained.  A batch that keeps every record is copied from the segment as it is
+        The records of all data batches are decoded together, without values (`decode_key_columns`), and
+        shouldRetainRecord is evaluated with numpy over all of them at once: a record stays if it is past
+        the map, or keyed, not older than its key's mapped offset, and either has a value or its
+        tombstone is still retained.  Whether a record is its key's latest is known by offset for the
+        records the map was built from (`OffsetMap.latest_by_offset`); only the others have their key
+        digested and looked up.  A batch that keeps every record is copied from the segment as it is
         (consecutive ones as one piece); only a batch that loses records is decoded in full and rebuilt.
         """
         st = self.stats
