@@ -1208,11 +1208,12 @@ class Cleaner:
             max_offset = -1
             max_ts = NO_TIMESTAMP
             shallow = -1
-            for b, retention, _discard, empty_txn_marker, recs in plans:
+            for b, retention, discard, empty_txn_marker, recs in plans:
                 horizon = horizons[plan_no]
                 plan_no += 1
-                if recs is not None:  # a control batch: kept whole
-                    n = n_kept = len(recs)
+                if recs is not None:  # a control batch: its marker stays unless it may be discarded
+                    n = len(recs)
+                    n_kept = 0 if discard else n
                     tombstones = 0
                     st.tombstones_read += sum(1 for r in recs if r.value is None)
                 else:
