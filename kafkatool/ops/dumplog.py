@@ -944,10 +944,9 @@ class LogDumper:
             except CheckpointError as exc:
                 self.problem(shown, "corrupt_checkpoint", str(exc))
                 return
-            if name == LEADER_EPOCH_CHECKPOINT:
-                fields = ("epoch", "startOffset")
-            else:
-                fields = ("topic", "partition", "offset")
+            fields: tuple[str, ...] = (
+                ("epoch", "startOffset") if name == LEADER_EPOCH_CHECKPOINT else ("topic", "partition", "offset")
+            )
             if self.json:
                 for e in cp.entries:
                     self._emit({"type": "checkpoint_entry", "file": shown, **dict(zip(fields, _typed(e), strict=False))})
