@@ -49,7 +49,11 @@ def _properties_file(base: str | Path | None, props: dict[str, str]) -> str:
     with os.fdopen(fd, "w") as f:
         for k, v in merged.items():
             f.write(f"{k}={v}\n")
-    atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    def remove() -> None:
+        if os.path.exists(name):
+            os.unlink(name)
+
+    atexit.register(remove)
     return name
 
 
