@@ -69,3 +69,23 @@ def test_offsets_going_backwards_are_judged_by_key(tmp_path):
     # a's latest is the second a (offset 0 again): by key, the first a (also offset 0) is kept too, as
     # Kafka's offset comparison keeps it; b and c stay
     assert read_log(d)[0] == [(0, b"a", b"1"), (1, b"b", b"2"), (0, b"a", b"3"), (1, b"c", b"4"), (2, b"z", b"z")]
+
+
+def test_a_first_clean_decodes_each_batch_once(tmp_path, monkeypatch):
+    """Batches the offset-map pass decoded are judged from what it noted, not decoded again."""
+    import kafkatool.ops.compact as compact
+
+    decoded: list[int] = []
+    real = compact.decode_key_columns
+
+    def counting(batches, **kw):
+        decoded.extend(b.base_offset for b in batches)
+        return real(batches, **kw)
+
+    monkeypatch.setattr(compact, "decode_key_columns", counting)
+    d = tmp_path / "once-0"
+    segs = [[BatchSpec([(b"k%d" % (i % 5), b"v%d" % i) for i in range(4)]) for _ in range(3)] for _ in range(3)]
+    build_log(d, segs + [[BatchSpec([(b"z", b"z")])]])
+    res = compact_partition(d, CFG, now_ms=NOW)
+    assert sorted(decoded) == list(range(0, 36, 4))  # the 9 dirty batches, once each (by the first pass)
+    assert res.stats.records_read == 36 and read_log(d)[0][-1] == (36, b"z", b"z")

@@ -125,6 +125,11 @@ class OffsetMap:
         self._track_last = first - 1
         return True
 
+    @property
+    def tracks_offsets(self) -> bool:
+        """Whether `latest_by_offset` knows every record put since `track_offsets` (tracking still on)."""
+        return self._track is not None
+
     def latest_by_offset(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(put, latest) for records named by offset: `put` where tracking knows the record was put in the
         map, `latest` where it is still its key's latest offset (both False where not known)."""
