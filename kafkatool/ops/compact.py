@@ -34,6 +34,7 @@ import heapq
 import os
 import struct
 import time
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -764,7 +765,7 @@ class DecodedRecords:
     def __init__(self, first: int, end: int, budget: int) -> None:
         self.first = first
         self.flags: np.ndarray | None = np.zeros(end - first, dtype=np.uint8) if 0 < end - first <= budget else None
-        self.positions: dict[int, list[int]] = {}  # segment base offset -> positions of noted batches
+        self.positions: dict[int, array[int]] = {}  # segment base offset -> positions of noted batches (8 bytes)
         self.batches_left = budget // 8
 
     def note(self, segment: int, batches: list[Batch], cols: BatchKeyColumns) -> None:
@@ -799,7 +800,7 @@ class DecodedRecords:
             | (cols.null_keys[rec].astype(np.uint8) * self.NULL_KEY)
             | (cols.null_values[rec].astype(np.uint8) * self.NULL_VALUE)
         )
-        self.positions.setdefault(segment, []).extend(batches[i].position for i in noted.tolist())
+        self.positions.setdefault(segment, array("q")).extend(batches[i].position for i in noted.tolist())
         self.batches_left -= noted.size
 
     def knows(self, segment: int, b: Batch) -> bool:
