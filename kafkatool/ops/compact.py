@@ -1328,21 +1328,7 @@ class Cleaner:
                     st.records_written += n_kept
                     st.tombstones_written += tombstones
                 elif retention == RETAIN_EMPTY and b.magic >= 2:
-                    pieces.add(
-                        encode_v2_batch(
-                            [],
-                            b.base_offset,
-                            timestamp_type=b.timestamp_type,
-                            producer_id=b.producer_id,
-                            producer_epoch=b.producer_epoch,
-                            base_sequence=b.base_sequence,
-                            partition_leader_epoch=b.partition_leader_epoch,
-                            is_transactional=b.is_transactional,
-                            is_control=b.is_control,
-                            last_offset=b.last_offset,
-                            max_timestamp=b.max_timestamp,
-                        )
-                    )
+                    pieces.add(_encode_like(b, [], max_timestamp=b.max_timestamp))
                     ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
                     st.empty_batches_written += 1
                 else:
@@ -1393,20 +1379,7 @@ class Cleaner:
         Returns the bytes and MemoryRecordsBuilder.info(): the max timestamp and its shallow offset.
         """
         if b.magic >= 2:
-            data = encode_v2_batch(
-                kept,
-                b.base_offset,
-                codec=b.codec,
-                timestamp_type=b.timestamp_type,
-                producer_id=b.producer_id,
-                producer_epoch=b.producer_epoch,
-                base_sequence=b.base_sequence,
-                partition_leader_epoch=b.partition_leader_epoch,
-                is_transactional=b.is_transactional,
-                is_control=b.is_control,
-                delete_horizon_ms=horizon,
-                last_offset=b.last_offset,
-            )
+            data = _encode_like(b, kept, codec=b.codec, delete_horizon_ms=horizon)
             if b.timestamp_type == TS_LOG_APPEND:
                 return data, b.max_timestamp, b.last_offset
             return data, max(r.timestamp for r in kept), b.last_offset
@@ -1579,3 +1552,20 @@ __all__ = [
     "compact_partition",
     "parse_config",
 ]
+
+
+def _encode_like(b: Batch, records: list, **overrides: Any) -> bytes:
+    """A v2 batch with b's header fields (offsets, producer state, flags) around `records`."""
+    return encode_v2_batch(
+        records,
+        b.base_offset,
+        timestamp_type=b.timestamp_type,
+        producer_id=b.producer_id,
+        producer_epoch=b.producer_epoch,
+        base_sequence=b.base_sequence,
+        partition_leader_epoch=b.partition_leader_epoch,
+        is_transactional=b.is_transactional,
+        is_control=b.is_control,
+        last_offset=b.last_offset,
+        **overrides,
+    )
