@@ -54,6 +54,13 @@ def main_callback(
     config_file: str = typer.Option(
         None, "--config-file", help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml)."
     ),
+    kafka_release: str = typer.Option(
+        None,
+        "--kafka-release",
+        envvar="KAFKATOOL_KAFKA_RELEASE",
+        help="Print the text of this Kafka release's tools (3.3 or 4.0; default: the broker's release for "
+        "live commands, else the newest); may be given after the command too.",
+    ),
 ) -> None:
     """kafkatool: everything Kafka's own tools do, byte-exact where they print, and more."""
     if debug:
@@ -67,6 +74,12 @@ def main_callback(
         logging.getLogger().addHandler(logging.NullHandler())
     _state["cluster"] = cluster
     _state["config_file"] = config_file
+    from kafkatool import release
+
+    try:
+        release.select(kafka_release or None)
+    except ValueError as exc:
+        fail(f"--kafka-release: {exc}", EXIT_USAGE)
 
 
 def fail(message: str, code: int) -> None:

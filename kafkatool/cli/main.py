@@ -43,7 +43,7 @@ def load_commands(argv: list[str] | None = None) -> None:
         for a in argv:
             if skip:
                 skip = False
-            elif a in ("--cluster", "--config-file"):
+            elif a in ("--cluster", "--config-file", "--kafka-release"):
                 skip = True  # their value is not the command
             elif not a.startswith("-"):
                 command = a

@@ -12,7 +12,7 @@ from kafkatool.cli.app import _state
 from kafkatool.cli.errors import EXIT_USAGE, CliError
 from kafkatool.config import ConfigError, resolve_cluster
 
-GLOBAL_OPTIONS = ("--cluster", "--config-file")
+GLOBAL_OPTIONS = ("--cluster", "--config-file", "--kafka-release")
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
