@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
+import signal
 import sys
-from collections.abc import Sequence
-from contextlib import ExitStack
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import typer
@@ -223,6 +225,7 @@ def _run_spark(
     log_path = None
     try:
         with ExitStack() as stack:
+            stack.enter_context(_sigterm_as_interrupt())  # so the JVM is ended on `kill` as on Ctrl-C
             with progress("starting Spark", None, quiet=quiet):  # the JVM takes a while to come up
                 session = stack.enter_context(
                     spark_session(master, conf, jvm_log=not _state["debug"], executor_timeout=executor_timeout)
@@ -271,6 +274,23 @@ def _run_spark(
             sys.stderr.write(f"kafkatool: spark-scan: showing the first {limit} rows (--limit 0 shows all, "
                              "--output writes all)\n")
     return result
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while Spark runs, so the session's clean-up ends its JVM."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _refuse_existing(output: str) -> None:

@@ -4,12 +4,20 @@ The JVM's own chatter (log4j warnings, stage banners) goes to a log file instead
 because a command prints its result and at most one line of error; the file is named in errors.
 Local sessions run the workers on this very interpreter (`spark.pyspark.python`): the data source
 needs pyarrow and kafkatool on the workers, and a different `python3` on PATH may have neither.
+
+The JVM a session starts runs in a process group of its own (with its Python workers), and that
+group is ended whenever the session ends other than cleanly: PySpark's launcher deletes the
+directory the JVM writes its port to when it is interrupted, and a JVM that then fails to write
+it never reaches the stdin-EOF watch that normally ends it — it stayed behind, ppid 1, for ever.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -111,20 +119,32 @@ def spark_session(
         log_file = os.fdopen(fd, "wb")
     ok = False
     spark = None
+    guard = JvmGuard()
     try:
         cluster = local_parallelism(master or "") is None
-        spark = _start_within(conf_map, log_file, executor_timeout if cluster else None, log_path)
+        spark = _start_within(conf_map, log_file, executor_timeout if cluster else None, log_path, guard)
         master_used = spark.sparkContext.master
         if local_parallelism(master_used) is None:
             _wait_for_executors(spark, master_used, executor_timeout, log_path)
-        yield Session(spark, log_path, owned=True)
+        try:
+            yield Session(spark, log_path, owned=True)
+        except Exception as exc:
+            _keep_text(exc)  # PySpark renders its errors through the JVM, which ends below
+            raise
         ok = True
     finally:
-        if spark is not None:
+        if spark is not None and ok:
             try:
                 spark.stop()
             except Exception:  # noqa: BLE001 - stopping a broken context must not hide the real error
                 pass
+        elif spark is not None:
+            _stop_within(spark, 5.0)  # a JVM that no longer answers is killed below anyway
+        if ok:
+            guard.mark_clean()  # the JVM stays for reuse in this process; it ends with the process
+        else:
+            guard.end(grace=2.0)
+            _forget_gateway()
         if log_file is not None:
             log_file.close()
         if ok and log_path:
@@ -142,7 +162,129 @@ def _quiet_pyspark_loggers() -> None:
         PySparkLogger.getLogger(name).disabled = True
 
 
-def _start_within(conf_map: dict[str, str], log_file: Any, timeout: float | None, log_path: str | None) -> Any:
+class JvmGuard:
+    """The JVM processes one session launched, ended with their whole process group when it ends.
+
+    PySpark's `launch_gateway` only returns the process once the JVM has answered, so the launch is
+    watched through the `Popen` it calls; a launch still under way when the session is abandoned
+    (an interrupt during start-up, a start given up after its timeout) is ended as soon as it
+    shows.  Also registered at exit, for the paths no `finally` sees.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: list[subprocess.Popen] = []
+        self._ended = False
+        self._clean = False
+        atexit.register(self._at_exit)
+
+    def popen_class(self) -> type:
+        guard = self
+
+        class _GuardedPopen(subprocess.Popen):  # type: ignore[type-arg]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs["start_new_session"] = True  # our own group: killpg reaches the workers too
+                super().__init__(*args, **kwargs)
+                guard._adopt(self)
+
+        return _GuardedPopen
+
+    def _adopt(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.append(proc)
+            ended = self._ended
+        if ended:
+            _end_group(proc, 0.0)
+
+    def mark_clean(self) -> None:
+        """The session stopped cleanly: its JVM reached the stdin watch and leaves when we do."""
+        self._clean = True
+
+    def end(self, grace: float = 2.0) -> None:
+        """Close the JVMs' stdin (their normal way out), wait up to `grace` s, then end their groups."""
+        with self._lock:
+            self._ended = True
+            procs = list(self._procs)
+        for proc in procs:
+            _end_group(proc, grace)
+        atexit.unregister(self._at_exit)
+
+    def _at_exit(self) -> None:
+        if not self._clean:
+            self.end(grace=2.0)
+
+
+def _end_group(proc: subprocess.Popen, grace: float) -> None:
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)  # the launcher execs the JVM: its pid leads the group
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(3.0)
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # workers the JVM left in its group
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _keep_text(exc: BaseException) -> None:
+    try:
+        exc.kafkatool_text = str(exc)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an error that cannot be rendered is explained by its type
+        pass
+
+
+def exception_text(exc: BaseException) -> str:
+    """str(exc), or what it was while the JVM still ran, or the type's name."""
+    kept = getattr(exc, "kafkatool_text", None)
+    if kept is not None:
+        return kept
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return type(exc).__name__
+
+
+def _forget_gateway() -> None:
+    """Make the next session launch a new JVM instead of talking to the one just ended."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return
+    SparkContext._gateway = None  # noqa: SLF001 - PySpark keeps the gateway in class attributes
+    SparkContext._jvm = None  # noqa: SLF001
+    SparkContext._active_spark_context = None  # noqa: SLF001
+
+
+def _stop_within(spark: Any, timeout: float) -> None:
+    """spark.stop(), given up after timeout s (an interrupted JVM may never answer)."""
+    thread = threading.Thread(target=lambda: _quietly(spark.stop), name="kafkatool-spark-stop", daemon=True)
+    thread.start()
+    thread.join(timeout)
+
+
+def _quietly(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - a failing stop is followed by killing the JVM
+        pass
+
+
+def _start_within(
+    conf_map: dict[str, str], log_file: Any, timeout: float | None, log_path: str | None, guard: JvmGuard
+) -> Any:
     """_start, given up after timeout seconds (a standalone master that never answers blocks a minute).
 
     The abandoned start runs on in a daemon thread; the JVM it launched exits with this process.
@@ -150,14 +292,14 @@ def _start_within(conf_map: dict[str, str], log_file: Any, timeout: float | None
     where = f" (Spark log: {log_path})" if log_path else ""
     if timeout is None:
         try:
-            return _start(conf_map, log_file)
+            return _start(conf_map, log_file, guard)
         except SparkStartError as exc:
             raise SparkStartError(f"{exc}{where}") from exc
     box: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            box["spark"] = _start(conf_map, log_file)
+            box["spark"] = _start(conf_map, log_file, guard)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             box["error"] = exc
 
@@ -171,7 +313,10 @@ def _start_within(conf_map: dict[str, str], log_file: Any, timeout: float | None
     return box["spark"]
 
 
-def _start(conf_map: dict[str, str], log_file: Any) -> Any:
+_LAUNCH_LOCK = threading.Lock()
+
+
+def _start(conf_map: dict[str, str], log_file: Any, guard: JvmGuard) -> Any:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -179,15 +324,27 @@ def _start(conf_map: dict[str, str], log_file: Any) -> Any:
     for k, v in conf_map.items():
         conf.set(k, v)
     try:
-        if log_file is not None and SparkContext._gateway is None:
-            from pyspark.java_gateway import launch_gateway
-
-            gateway = launch_gateway(conf, popen_kwargs={"stdout": log_file, "stderr": log_file})
+        if SparkContext._gateway is None and not under_spark_submit():
+            gateway = _launch_gateway(conf, log_file, guard)
             SparkContext(conf=conf, gateway=gateway)
         return SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SparkStartError(f"cannot start Spark: {first}") from exc
+
+
+def _launch_gateway(conf: Any, log_file: Any, guard: JvmGuard) -> Any:
+    """PySpark's launch_gateway, with the JVM it starts watched by `guard`."""
+    from pyspark import java_gateway
+
+    kwargs = {"stdout": log_file, "stderr": log_file} if log_file is not None else {}
+    with _LAUNCH_LOCK:
+        plain = java_gateway.Popen
+        java_gateway.Popen = guard.popen_class()  # type: ignore[attr-defined]
+        try:
+            return java_gateway.launch_gateway(conf, popen_kwargs=kwargs)
+        finally:
+            java_gateway.Popen = plain  # type: ignore[attr-defined]
 
 
 def _wait_for_executors(spark: Any, master: str, timeout: float, log_path: str | None) -> None:
@@ -257,6 +414,32 @@ class JobWatcher:
 # -- errors --------------------------------------------------------------------------------------
 
 _INPUT_ERRORS = re.compile(r"(?:ScanInputError|FileNotFoundError): (.+)")
+# The last "Name: message" line of a Python traceback carried inside a Spark error
+_PY_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.*)$")
+_IMPORT_FAILURES = ("ModuleNotFoundError", "ImportError")
+
+
+def _python_worker_error(text: str) -> str | None:
+    """For a Python traceback that failed in Spark's Python workers: its exception line, and for a
+    missing module what to set, because the cause is on the executors, not on this machine."""
+    if "Traceback (most recent call last)" not in text:
+        return None
+    last = None
+    for line in text.splitlines():
+        m = _PY_EXCEPTION_LINE.match(line.strip())
+        if m:
+            last = m
+    if last is None:
+        return None
+    kind, message = last.group(1).rsplit(".", 1)[-1], last.group(2).strip()
+    message = re.sub(r"\s*SQLSTATE: \w+$", "", message)
+    where = "Spark's Python workers failed"
+    if kind in _IMPORT_FAILURES:
+        return (
+            f"{where}: {kind}: {message}; their Python needs kafkatool, pyarrow and pandas (< 3): set "
+            "--spark-conf spark.pyspark.python=PYTHON to an interpreter that has them on every executor"
+        )
+    return f"{where}: {kind}: {message}"
 
 
 def explain_error(exc: BaseException, log_path: str | None = None) -> tuple[str, int]:
@@ -265,7 +448,7 @@ def explain_error(exc: BaseException, log_path: str | None = None) -> tuple[str,
     Corruption met under on_corrupt=fail is a finding (1); bad SQL, paths and options are usage
     errors (2); anything else is a failure (3) and names the JVM log when there is one.
     """
-    text = str(exc)
+    text = exception_text(exc)
     mark = text.find(CORRUPT_MARK)
     if mark >= 0:
         line = text[mark + len(CORRUPT_MARK) :].strip().splitlines()[0]
@@ -277,6 +460,9 @@ def explain_error(exc: BaseException, log_path: str | None = None) -> tuple[str,
         return m.group(1).strip(), EXIT_USAGE
     name = type(exc).__name__
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), name)
+    worker = _python_worker_error(text)
+    if worker is not None:
+        return worker, EXIT_FAILURE
     if name in ("AnalysisException", "ParseException"):
         return f"SQL: {first}", EXIT_USAGE
     where = f" (Spark log: {log_path})" if log_path else ""
