@@ -23,6 +23,7 @@ COMMANDS = {
     "elect": "elect",
     "offsets": "offsets",
     "spark-scan": "sparkscan",
+    "replicas": "replicas",
     "generate": "generate",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
