@@ -24,6 +24,7 @@ COMMANDS = {
     "offsets": "offsets",
     "spark-scan": "sparkscan",
     "replicas": "replicas",
+    "log-dirs": "logdirs",
     "generate": "generate",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
