@@ -23,6 +23,8 @@ COMMANDS = {
     "elect": "elect",
     "offsets": "offsets",
     "spark-scan": "sparkscan",
+    "replicas": "replicas",
+    "log-dirs": "logdirs",
     "generate": "generate",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
