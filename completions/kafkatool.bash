@@ -13,9 +13,11 @@ _kafkatool() {
             ":elect") path="elect" ;;
             ":generate") path="generate" ;;
             ":index") path="index" ;;
+            ":log-dirs") path="log-dirs" ;;
             ":offsets") path="offsets" ;;
             ":reassign") path="reassign" ;;
             ":recover") path="recover" ;;
+            ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
@@ -23,6 +25,7 @@ _kafkatool() {
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
             "offsets:reset") path="offsets reset" ;;
+            "offsets:watch") path="offsets watch" ;;
         esac
     done
     case "$path" in
@@ -30,8 +33,9 @@ _kafkatool() {
             case "$prev" in
                 --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -120,6 +124,18 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --index-interval --format --strict --quiet -q -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "log-dirs")
+            case "$prev" in
+                --by) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --retention-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --retention-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "offsets")
             case "$prev" in
                 --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -136,7 +152,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export reset --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
@@ -185,6 +201,23 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --command-config --topic -t --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --execute --dry-run --export --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "offsets watch")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --interval) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --window --interval --now --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "reassign")
             case "$prev" in
                 --topics-to-move-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -215,6 +248,15 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --full --dry-run --salvage --index-interval --format --quiet -q -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "replicas")
+            case "$prev" in
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --leader) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --partition --records --leader --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

@@ -58,6 +58,9 @@ MISSING = [
     ("reassign", "--zookeeper", "127.0.0.1:1", "--generate", "--topics-to-move-json-file", "/nope.json", "--broker-list", "1"),
     ("reassign", "--zookeeper", "127.0.0.1:1", "--execute", "--reassignment-json-file", "/nope.json"),
     ("elect", "--zookeeper", "127.0.0.1:1", "--election-type", "preferred", "--path-to-json-file", "/nope.json"),
+    ("replicas", "/nope/orders-0", "/nope2/orders-0"),
+    ("log-dirs", "/nope/kafka-logs"),
+    ("offsets", "watch", "--log-dir", "/nope/kafka-logs", "--all-groups"),
 ]
 
 
@@ -82,6 +85,7 @@ UNREACHABLE = [
     ("offsets", "--bootstrap-server", "127.0.0.1:1", "--all-groups"),
     ("offsets", "--zookeeper", "127.0.0.1:1", "--all-groups"),
     ("offsets", "end", "--bootstrap-server", "127.0.0.1:1", "--topic", "t"),
+    ("offsets", "watch", "--bootstrap-server", "127.0.0.1:1", "--all-groups", "--window", "1"),
 ]
 
 
