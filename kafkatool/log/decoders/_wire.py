@@ -96,7 +96,9 @@ class NewerRecordText(ErrorText):
 
     reason: str
 
-    def __new__(cls, text: str, *, reason: str, java_class: str = "", message: str | None = None) -> NewerRecordText:
+    def __new__(
+        cls, text: str, *, reason: str, java_class: str = "", message: str | None = None
+    ) -> NewerRecordText:
         self = super().__new__(cls, text, java_class=java_class, message=message, fatal=False)
         self.reason = reason
         return self

@@ -546,19 +546,19 @@ def newer_than(value: bytes | None, table: dict[int, Message], rel: _Release, wh
     except DecodeError:
         return None
     m = table.get(api_key)
+    if m is None and api_key <= max(table):
+        return None
+    if m is not None and version <= m.valid[1]:
+        return None
+    # a later release whose layouts read it (KRaft metadata only: the others have one release)
+    later = [r for r, t in _TABLES if r > rel and api_key in t and version <= t[api_key].valid[1]]
+    hint = f"; --kafka-release {later[0]} decodes it" if later and any(t is table for _, t in _TABLES) else ""
     if m is None:
-        if api_key <= max(table):
-            return None
-        later = (
-            [(r, t[api_key]) for r, t in _TABLES if api_key in t and r > rel] if what == "metadata" else []
-        )
-        hint = f" ({later[0][1].type_name}: --kafka-release {later[0][0]} decodes it)" if later else ""
-        return f"{what} record type {api_key} version {version} is newer than Kafka {rel} knows{hint}"
-    if version > m.valid[1]:
-        return (
-            f"{m.type_name} version {version} is newer than Kafka {rel} knows "
-            f"(it reads versions {m.valid[0]} to {m.valid[1]})"
-        )
+        return f"{what} record type {api_key} (version {version}) is newer than Kafka {rel} knows{hint}"
+    return (
+        f"{what} record {m.type_name} version {version} is newer than Kafka {rel} knows "
+        f"(it reads versions {m.valid[0]} to {m.valid[1]}){hint}"
+    )
     return None
 
 
