@@ -30,8 +30,9 @@ _kafkatool() {
             case "$prev" in
                 --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -57,7 +58,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --jobs|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --files --print-data-log --deep-iteration --verify-index-only --index-sanity-check --max-message-size --max-bytes --skip-record-metadata --key-decoder-class --value-decoder-class --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --format --records --jobs -j -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --files --print-data-log --deep-iteration --verify-index-only --index-sanity-check --max-message-size --max-bytes --skip-record-metadata --key-decoder-class --value-decoder-class --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --format --records --jobs -j -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "elect")
