@@ -680,3 +680,43 @@ def test_cli_kafka_release_33_on_a_40_metadata_log() -> None:
     p = _cli("--kafka-release", "4.0", "dump-log", "--files", path, "--cluster-metadata-decoder")
     exp = (K4_DUMP / K4_METADATA[1] / "cluster-metadata-decoder.out").read_bytes()
     assert (p.stdout, p.stderr, p.returncode) == (exp.replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode()), b"", 0)
+
+
+def test_new_decoders_never_raise_on_garbage() -> None:
+    """Mutated and truncated records: always text (Kafka's error sentence), never an exception."""
+    import random
+
+    rng = random.Random(20251124)
+    seeds = [
+        frame(
+            0,
+            3,
+            i32(1) + b"\x00" + U1 + i64(9) + carray([]) + carray([]) + cstr(None) + b"\x01\x00" + NO_TAGS,
+        ),
+        frame(5, 2, i32(4) + U2 + tags((1, i32(3)), (6, int32s(3)), (7, int32s(1, 3)))),
+        frame(
+            27,
+            0,
+            i32(1) + U1 + b"\x01" + carray([]) + carray([cstr("f") + i16(0) + i16(1) + NO_TAGS]) + NO_TAGS,
+        ),
+        frame(0, 0, SEG_ID + _segment_body(custom=b"x", txn=True)),
+        frame(3, 0, U1 + _segment_body()),
+        _share_key(0),
+        i16(0) + struct.pack(">H", 1) + i32(2) + i32(3) + i64(100) + carray([_batch(1, 2, 0, 1)]) + NO_TAGS,
+    ]
+    for _ in range(3000):
+        base = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(0, 4)):
+            if base and rng.random() < 0.6:
+                base[rng.randrange(len(base))] = rng.randrange(256)
+            elif base:
+                del base[rng.randrange(len(base)) :]
+        blob = bytes(base)
+        other = rng.choice(seeds)
+        assert isinstance(format_metadata_record(1, blob), str)
+        assert isinstance(format_metadata_record(1, blob, R33), str)
+        assert isinstance(format_remote_log_metadata_record(1, blob), str)
+        for key, value in ((blob, other), (other, blob), (blob, None)):
+            k, v = format_share_group_state_record(1, key, value)
+            assert isinstance(k, str) and (v is None or isinstance(v, str))
+        assert isinstance(format_control_record(6, i16(0) + i16(rng.randrange(0, 8)), blob), str)
