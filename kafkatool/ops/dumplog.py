@@ -443,7 +443,8 @@ class LogDumper:
         """One line for a file's records that are newer than the decoder knows (printed as Kafka would)."""
         if self.newer:
             offset, reason = self.newer[0]
-            more = f" (and {len(self.newer) - 1} more records)" if len(self.newer) > 1 else ""
+            n = len(self.newer) - 1
+            more = f" (and {n} more record{'s' if n > 1 else ''})" if n else ""
             self.problem(shown, "newer_record", f"{shown}: offset {offset}: {reason}{more}")
             self.newer.clear()
 
