@@ -61,7 +61,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --jobs|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --files --print-data-log --deep-iteration --verify-index-only --index-sanity-check --max-message-size --max-bytes --skip-record-metadata --key-decoder-class --value-decoder-class --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --format --records --jobs -j -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --files --print-data-log --deep-iteration --verify-index-only --index-sanity-check --max-message-size --max-bytes --skip-record-metadata --key-decoder-class --value-decoder-class --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --format --records --jobs -j -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "elect")

@@ -42,6 +42,8 @@ complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l value-decoder
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l offsets-decoder -d 'Decode __consumer_offsets records.'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l transaction-log-decoder -d 'Decode __transaction_state records.'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l cluster-metadata-decoder -d 'Decode KRaft __cluster_metadata records and snapshots.'
+complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l remote-log-metadata-decoder -d 'Decode tiered storage\'s __remote_log_metadata records (Kafka 4.0).'
+complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l share-group-state-decoder -d 'Decode __share_group_state records (share groups; Kafka 4.0).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l format -r -F -d 'text (Kafka\'s output), json (one array) or ndjson (one object a line).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l records -d 'JSON: one object per record instead of per batch (implies --deep-iteration).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l jobs -s j -r -F -d 'Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no w'

@@ -41,6 +41,17 @@ LOGS = FIXTURES / "kafka-logs"
 MODES = ("offsets", "txn", "cluster-metadata")
 
 
+@pytest.fixture(autouse=True)
+def _kafka_33_text():
+    """Everything here is checked against Kafka 3.3.1's tool, so print its text."""
+    from kafkatool import release
+
+    before = release.explicit()
+    release.select("3.3")
+    yield
+    release.select(before)
+
+
 # --------------------------------------------------------------------------------------------------
 # Goldens
 

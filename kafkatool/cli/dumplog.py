@@ -42,6 +42,8 @@ def dump_log(
     offsets_decoder: bool = typer.Option(False, "--offsets-decoder", help="Decode __consumer_offsets records."),
     transaction_log_decoder: bool = typer.Option(False, "--transaction-log-decoder", help="Decode __transaction_state records."),
     cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder", help="Decode KRaft __cluster_metadata records and snapshots."),
+    remote_log_metadata_decoder: bool = typer.Option(False, "--remote-log-metadata-decoder", help="Decode tiered storage's __remote_log_metadata records (Kafka 4.0)."),
+    share_group_state_decoder: bool = typer.Option(False, "--share-group-state-decoder", help="Decode __share_group_state records (share groups; Kafka 4.0)."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json (one array) or ndjson (one object a line)."),
     records: bool = typer.Option(False, "--records", help="JSON: one object per record instead of per batch (implies --deep-iteration)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no workers). The output is the same."),
@@ -52,9 +54,12 @@ def dump_log(
     if output_format not in ("text", "json", "ndjson"):
         raise CliError(f"--format: {output_format!r} is not one of text, json, ndjson", EXIT_USAGE)
     decoders = [n for n, on in (("offsets", offsets_decoder), ("transaction", transaction_log_decoder),
-                                ("cluster-metadata", cluster_metadata_decoder)) if on]
+                                ("cluster-metadata", cluster_metadata_decoder),
+                                ("remote-log-metadata", remote_log_metadata_decoder),
+                                ("share-group-state", share_group_state_decoder)) if on]
     if len(decoders) > 1:
-        raise CliError("choose at most one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder")
+        raise CliError("choose at most one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder, "
+                       "--remote-log-metadata-decoder, --share-group-state-decoder")
     if jobs < 0:
         raise CliError("--jobs must be 0 (one per CPU) or a positive number")
     if max_bytes < 0 or max_message_size <= 0:

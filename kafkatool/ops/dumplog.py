@@ -117,7 +117,8 @@ class DumpOptions:
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     max_bytes: int = INT32_MAX
     skip_record_metadata: bool = False
-    payload_decoder: str | None = None  # "offsets" | "transaction" | "cluster-metadata"
+    # "offsets" | "transaction" | "cluster-metadata" | "remote-log-metadata" | "share-group-state"
+    payload_decoder: str | None = None
     key_decoder: str = "string"
     value_decoder: str = "string"
     output: str = "text"  # text | json | ndjson
@@ -176,8 +177,11 @@ class DumpResult:
 Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
 
 
-def make_parser(opts: DumpOptions) -> Parser:
-    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes."""
+def make_parser(opts: DumpOptions, on_newer: Callable[[int, str], None] | None = None) -> Parser:
+    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes.
+
+    `on_newer(offset, reason)` hears of records newer than the decoder's Kafka release knows.
+    """
     if opts.payload_decoder in ("offsets", "transaction"):
         if opts.payload_decoder == "offsets":
             from kafkatool.log.decoders.offsets import format_offsets_record as fmt
@@ -192,7 +196,7 @@ def make_parser(opts: DumpOptions) -> Parser:
                     "(message had a missing key)"
                 )
             k, v = fmt(r.offset, r.key, r.value)
-            _check_fatal(r.offset, k, v)
+            _check_fatal(r.offset, k, v, on_newer=on_newer)
             return _enc(k), _enc(v)
 
         return parse_internal
@@ -201,10 +205,28 @@ def make_parser(opts: DumpOptions) -> Parser:
 
         def parse_meta(r: Record) -> tuple[bytes | None, bytes | None]:
             v = format_metadata_record(r.offset, r.value)
-            _check_fatal(r.offset, v)
+            _check_fatal(r.offset, v, on_newer=on_newer)
             return None, _enc(v)
 
         return parse_meta
+    if opts.payload_decoder == "remote-log-metadata":
+        from kafkatool.log.decoders.remote_log_metadata import format_remote_log_metadata_record
+
+        def parse_remote(r: Record) -> tuple[bytes | None, bytes | None]:
+            v = format_remote_log_metadata_record(r.offset, r.value)
+            _check_fatal(r.offset, v, on_newer=on_newer)
+            return None, _enc(v)
+
+        return parse_remote
+    if opts.payload_decoder == "share-group-state":
+        from kafkatool.log.decoders.share_group_state import format_share_group_state_record
+
+        def parse_share(r: Record) -> tuple[bytes | None, bytes | None]:
+            k, v = format_share_group_state_record(r.offset, r.key, r.value)
+            _check_fatal(r.offset, k, v, on_newer=on_newer)
+            return _enc(k), _enc(v)
+
+        return parse_share
     kdec = VALUE_DECODERS[opts.key_decoder]
     vdec = VALUE_DECODERS[opts.value_decoder]
 
@@ -220,13 +242,18 @@ def _enc(s: str | None) -> bytes | None:
     return None if s is None else s.encode("utf-8", "replace")
 
 
-def _check_fatal(offset: int, *texts: str | None) -> None:
-    """Kafka's parser threw here (its tool dies): stop the file with one line saying why."""
-    from kafkatool.log.decoders import ErrorText
+def _check_fatal(offset: int, *texts: str | None, on_newer: Callable[[int, str], None] | None = None) -> None:
+    """Kafka's parser threw here (its tool dies): stop the file with one line saying why.
+
+    A record newer than the decoder knows is printed as Kafka prints it and told to `on_newer`.
+    """
+    from kafkatool.log.decoders import ErrorText, NewerRecordText
 
     for t in texts:
         if isinstance(t, ErrorText) and t.fatal:
             raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
+        if isinstance(t, NewerRecordText) and on_newer is not None:
+            on_newer(offset, t.reason)
 
 
 def control_text(r: Record) -> bytes:
@@ -329,7 +356,8 @@ class LogDumper:
         self.err = err
         self.result = DumpResult()
         self.deferred = _Stderr()
-        self.parser = make_parser(opts)
+        self.newer: list[tuple[int, str]] = []  # records of the current file newer than the decoder knows
+        self.parser = make_parser(opts, lambda offset, reason: self.newer.append((offset, reason)))
         self._plain_strings = (
             opts.payload_decoder is None and opts.key_decoder == "string" and opts.value_decoder == "string"
         )
@@ -409,6 +437,16 @@ class LogDumper:
             raise
         except OSError as exc:
             self.problem(shown, "io", f"{shown}: {exc.strerror}" if exc.strerror else f"{exc}")
+        self._report_newer(shown)
+
+    def _report_newer(self, shown: str) -> None:
+        """One line for a file's records that are newer than the decoder knows (printed as Kafka would)."""
+        if self.newer:
+            offset, reason = self.newer[0]
+            n = len(self.newer) - 1
+            more = f" (and {n} more record{'s' if n > 1 else ''})" if n else ""
+            self.problem(shown, "newer_record", f"{shown}: offset {offset}: {reason}{more}")
+            self.newer.clear()
 
     # -- .log / KRaft .checkpoint --------------------------------------------------------------
     def dump_log(self, path: Path, shown: str) -> None:

@@ -3,13 +3,16 @@
 * `offsets`: `__consumer_offsets` keys/values (`--offsets-decoder`)
 * `transactions`: `__transaction_state` keys/values (`--transaction-log-decoder`)
 * `metadata`: KRaft `__cluster_metadata` records (`--cluster-metadata-decoder`) and control records
+* `remote_log_metadata`: tiered storage's `__remote_log_metadata` (`--remote-log-metadata-decoder`, 4.0)
+* `share_group_state`: `__share_group_state` keys/values (`--share-group-state-decoder`, 4.0)
 
 Every `format_*` function is total: where Kafka's parser fails it returns an `ErrorText` (a `str`
 with `fatal`, `java_class` and `message`) instead of raising.  The structured `decode_*` functions
-raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.
+raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the decoder's
+Kafka release knows comes back as a `NewerRecordText`: Kafka's text for it plus a `reason`.
 """
 
-from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText
+from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerRecordText
 from kafkatool.log.decoders.metadata import (
     MetadataRecord,
     decode_metadata_record,
@@ -30,6 +33,16 @@ from kafkatool.log.decoders.offsets import (
     decode_offsets_key,
     format_offsets_record,
 )
+from kafkatool.log.decoders.remote_log_metadata import (
+    RemoteLogMetadata,
+    decode_remote_log_metadata,
+    format_remote_log_metadata_record,
+)
+from kafkatool.log.decoders.share_group_state import (
+    ShareStateRecord,
+    decode_share_group_state,
+    format_share_group_state_record,
+)
 from kafkatool.log.decoders.transactions import (
     TransactionKey,
     TransactionValue,
@@ -48,8 +61,11 @@ __all__ = [
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MetadataRecord",
+    "NewerRecordText",
     "OffsetCommitKey",
     "OffsetCommitValue",
+    "RemoteLogMetadata",
+    "ShareStateRecord",
     "TransactionKey",
     "TransactionValue",
     "UnknownKey",
@@ -57,10 +73,14 @@ __all__ = [
     "decode_metadata_record",
     "decode_offset_commit_value",
     "decode_offsets_key",
+    "decode_remote_log_metadata",
+    "decode_share_group_state",
     "decode_transaction_key",
     "decode_transaction_value",
     "format_control_record",
     "format_metadata_record",
     "format_offsets_record",
+    "format_remote_log_metadata_record",
+    "format_share_group_state_record",
     "format_transaction_record",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "BufferUnderflow",
     "DecodeError",
     "ErrorText",
+    "NewerRecordText",
     "Reader",
     "ScalaHashTable",
     "base64_std",
@@ -83,6 +84,24 @@ class ErrorText(str):
     def from_error(cls, err: DecodeError) -> ErrorText:
         """The fatal error text for an exception that escapes Kafka's parser."""
         return cls(str(err), java_class=err.java_class, message=err.message, fatal=True)
+
+
+class NewerRecordText(ErrorText):
+    """The text Kafka prints for a record newer than the release being reproduced knows.
+
+    Kafka's tool prints it and goes on (`fatal` is False); `reason` is kafkatool's own one-line
+    explanation (the record type and version, and which release does not know them), which
+    dump-log reports once per file on stderr with exit status 1.
+    """
+
+    reason: str
+
+    def __new__(
+        cls, text: str, *, reason: str, java_class: str = "", message: str | None = None
+    ) -> NewerRecordText:
+        self = super().__new__(cls, text, java_class=java_class, message=message, fatal=False)
+        self.reason = reason
+        return self
 
 
 _I8 = struct.Struct(">b").unpack_from

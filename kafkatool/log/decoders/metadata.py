@@ -1,32 +1,37 @@
 """KRaft `__cluster_metadata` records and the control records of KRaft logs and snapshots.
 
 `format_metadata_record` reproduces the payload text of `kafka-dump-log.sh --cluster-metadata-decoder`
-of Kafka 3.3.1: the record frame (unsigned varints: frame version 1, api key, version), the message
-read by Kafka's generated reader, and the generated JSON converter's output as Jackson prints it, or
-the tool's `Error at <offset>, skipping. <message>` when any of that fails.  `format_control_record`
-gives the text dump-log appends to control records.
+of the Kafka release chosen with `--kafka-release` (3.3 or 4.0, see `kafkatool.release`): the record
+frame (unsigned varints: frame version 1, api key, version), the message read by Kafka's generated
+reader, and the generated JSON converter's output as Jackson prints it, or the tool's
+`Error at <offset>, skipping. <message>` when any of that fails.  `format_control_record` gives the
+text dump-log appends to control records.
 
-The message layouts of Kafka 3.3.1 are declared below as data and interpreted by one reader and one
-JSON writer that follow the rules of Kafka's message generator, including how it tests versions
-(which decides what an out-of-range version reads as) and that tagged fields appear in JSON only
-when they differ from their default.
+Each release's record layouts are declared below as data (`_spec`); the two releases differ in the
+records 3.4-4.0 added (ids 21-28, new versions of 0, 3, 5 and 17), in two records whose early layout
+was replaced (10 DelegationTokenRecord, 11 UserScramCredentialRecord) and in one 4.0 dropped (6).
+A record type or version the chosen release does not know comes back as a `NewerRecordText`: what
+that release's tool prints for it, plus kafkatool's one-line reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import field as dc_field
 from typing import Any
 
-from kafkatool.log.decoders._wire import (
-    DecodeError,
-    ErrorText,
-    Reader,
-    base64_std,
-    java_double,
-    json_str,
-    uuid_str,
+from kafkatool import release as _release
+from kafkatool.log.decoders._spec import (
+    MAX,
+    NULLABLE,
+    Message,
+    field,
+    json_struct,
+    message,
+    read_struct,
+    tagged,
 )
+from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerRecordText, Reader
 
 __all__ = [
     "CONTROL_TYPES",
@@ -35,450 +40,417 @@ __all__ = [
     "decode_metadata_record",
     "format_control_record",
     "format_metadata_record",
+    "read_framed",
 ]
 
-MAX = 0x7FFF
-Versions = tuple[int, int] | None  # inclusive range; None is Kafka's "none"
-_ALL: Versions = (0, MAX)
-_ZERO_UUID = bytes(16)
-
-
-@dataclass(frozen=True, slots=True)
-class _Field:
-    name: str  # JSON (camelCase) name, also used in Kafka's error messages
-    type: str  # bool int8 int16 uint16 int32 int64 float64 uuid string bytes struct, or "[]" + one of them
-    versions: Versions = _ALL
-    nullable: Versions = None
-    tagged: Versions = None
-    tag: int | None = None
-    default: Any = 0
-    zero_copy: bool = False
-    fields: tuple[_Field, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Message:
-    api_key: int
-    type_name: str  # MetadataRecordType enum constant
-    class_name: str
-    valid: tuple[int, int]
-    flexible: Versions
-    fields: tuple[_Field, ...]
-
-
-def _f(name: str, type_: str, versions: Versions = _ALL, **kw: Any) -> _Field:
-    if "default" not in kw:
-        if type_.startswith("[]"):
-            kw["default"] = ()
-        elif type_ in ("string",):
-            kw["default"] = ""
-        elif type_ == "bytes":
-            kw["default"] = b""
-        elif type_ == "uuid":
-            kw["default"] = _ZERO_UUID
-        elif type_ == "bool":
-            kw["default"] = False
-        elif type_ == "float64":
-            kw["default"] = 0.0
-    return _Field(name, type_, versions, **kw)
-
-
-def _tagged(name: str, type_: str, tag: int, versions: Versions = _ALL, **kw: Any) -> _Field:
-    return _f(name, type_, versions, tagged=versions, tag=tag, **kw)
-
-
-def _msg(api_key: int, class_name: str, fields: list[_Field], valid: tuple[int, int] = (0, 0)) -> _Message:
-    snake = "".join(("_" + c if c.isupper() and i else c) for i, c in enumerate(class_name)).upper()
-    return _Message(api_key, snake, class_name, valid, _ALL, tuple(fields))
-
-
-_N = {"nullable": _ALL}
+_Release = _release.Release
 
 # The metadata record types of Kafka 3.3.1 (metadata/src/main/resources/common/metadata), all flexible.
-_MESSAGES: tuple[_Message, ...] = (
-    _msg(
+_RECORDS_33: tuple[Message, ...] = (
+    message(
         0,
         "RegisterBrokerRecord",
         [
-            _f("brokerId", "int32"),
-            _f("incarnationId", "uuid"),
-            _f("brokerEpoch", "int64"),
-            _f(
+            field("brokerId", "int32"),
+            field("incarnationId", "uuid"),
+            field("brokerEpoch", "int64"),
+            field(
                 "endPoints",
                 "[]struct",
                 fields=(
-                    _f("name", "string"),
-                    _f("host", "string"),
-                    _f("port", "uint16"),
-                    _f("securityProtocol", "int16"),
+                    field("name", "string"),
+                    field("host", "string"),
+                    field("port", "uint16"),
+                    field("securityProtocol", "int16"),
                 ),
             ),
-            _f(
+            field(
                 "features",
                 "[]struct",
                 fields=(
-                    _f("name", "string"),
-                    _f("minSupportedVersion", "int16"),
-                    _f("maxSupportedVersion", "int16"),
+                    field("name", "string"),
+                    field("minSupportedVersion", "int16"),
+                    field("maxSupportedVersion", "int16"),
                 ),
             ),
-            _f("rack", "string", **_N, default=None),
-            _f("fenced", "bool", default=True),
-            _f("inControlledShutdown", "bool", (1, MAX), default=False),
+            field("rack", "string", **NULLABLE, default=None),
+            field("fenced", "bool", default=True),
+            field("inControlledShutdown", "bool", (1, MAX), default=False),
         ],
         valid=(0, 1),
     ),
-    _msg(1, "UnregisterBrokerRecord", [_f("brokerId", "int32"), _f("brokerEpoch", "int64")]),
-    _msg(2, "TopicRecord", [_f("name", "string"), _f("topicId", "uuid")]),
-    _msg(
+    message(1, "UnregisterBrokerRecord", [field("brokerId", "int32"), field("brokerEpoch", "int64")]),
+    message(2, "TopicRecord", [field("name", "string"), field("topicId", "uuid")]),
+    message(
         3,
         "PartitionRecord",
         [
-            _f("partitionId", "int32", default=-1),
-            _f("topicId", "uuid"),
-            _f("replicas", "[]int32"),
-            _f("isr", "[]int32"),
-            _f("removingReplicas", "[]int32"),
-            _f("addingReplicas", "[]int32"),
-            _f("leader", "int32", default=-1),
-            _tagged("leaderRecoveryState", "int8", 0, default=0),
-            _f("leaderEpoch", "int32", default=-1),
-            _f("partitionEpoch", "int32", default=-1),
+            field("partitionId", "int32", default=-1),
+            field("topicId", "uuid"),
+            field("replicas", "[]int32"),
+            field("isr", "[]int32"),
+            field("removingReplicas", "[]int32"),
+            field("addingReplicas", "[]int32"),
+            field("leader", "int32", default=-1),
+            tagged("leaderRecoveryState", "int8", 0, default=0),
+            field("leaderEpoch", "int32", default=-1),
+            field("partitionEpoch", "int32", default=-1),
         ],
     ),
-    _msg(
+    message(
         4,
         "ConfigRecord",
         [
-            _f("resourceType", "int8"),
-            _f("resourceName", "string"),
-            _f("name", "string"),
-            _f("value", "string", **_N, default=""),
+            field("resourceType", "int8"),
+            field("resourceName", "string"),
+            field("name", "string"),
+            field("value", "string", **NULLABLE, default=""),
         ],
     ),
-    _msg(
+    message(
         5,
         "PartitionChangeRecord",
         [
-            _f("partitionId", "int32", default=-1),
-            _f("topicId", "uuid"),
-            _tagged("isr", "[]int32", 0, **_N, default=None),
-            _tagged("leader", "int32", 1, default=-2),
-            _tagged("replicas", "[]int32", 2, **_N, default=None),
-            _tagged("removingReplicas", "[]int32", 3, **_N, default=None),
-            _tagged("addingReplicas", "[]int32", 4, **_N, default=None),
-            _tagged("leaderRecoveryState", "int8", 5, default=-1),
+            field("partitionId", "int32", default=-1),
+            field("topicId", "uuid"),
+            tagged("isr", "[]int32", 0, **NULLABLE, default=None),
+            tagged("leader", "int32", 1, default=-2),
+            tagged("replicas", "[]int32", 2, **NULLABLE, default=None),
+            tagged("removingReplicas", "[]int32", 3, **NULLABLE, default=None),
+            tagged("addingReplicas", "[]int32", 4, **NULLABLE, default=None),
+            tagged("leaderRecoveryState", "int8", 5, default=-1),
         ],
     ),
-    _msg(
+    message(
         6,
         "AccessControlRecord",
         [
-            _f("resourceType", "int8"),
-            _f("resourceName", "string", **_N, default=""),
-            _f("patternType", "int8"),
-            _f("principal", "string"),
-            _f("host", "string"),
-            _f("operation", "int8"),
-            _f("permissionType", "int8"),
+            field("resourceType", "int8"),
+            field("resourceName", "string", **NULLABLE, default=""),
+            field("patternType", "int8"),
+            field("principal", "string"),
+            field("host", "string"),
+            field("operation", "int8"),
+            field("permissionType", "int8"),
         ],
     ),
-    _msg(7, "FenceBrokerRecord", [_f("id", "int32"), _f("epoch", "int64")]),
-    _msg(8, "UnfenceBrokerRecord", [_f("id", "int32"), _f("epoch", "int64")]),
-    _msg(9, "RemoveTopicRecord", [_f("topicId", "uuid")]),
-    _msg(
+    message(7, "FenceBrokerRecord", [field("id", "int32"), field("epoch", "int64")]),
+    message(8, "UnfenceBrokerRecord", [field("id", "int32"), field("epoch", "int64")]),
+    message(9, "RemoveTopicRecord", [field("topicId", "uuid")]),
+    message(
         10,
         "DelegationTokenRecord",
         [
-            _f("owner", "string"),
-            _f("renewers", "[]string"),
-            _f("issueTimestamp", "int64"),
-            _f("maxTimestamp", "int64"),
-            _f("expirationTimestamp", "int64"),
-            _f("tokenId", "string"),
+            field("owner", "string"),
+            field("renewers", "[]string"),
+            field("issueTimestamp", "int64"),
+            field("maxTimestamp", "int64"),
+            field("expirationTimestamp", "int64"),
+            field("tokenId", "string"),
         ],
     ),
-    _msg(
+    message(
         11,
         "UserScramCredentialRecord",
         [
-            _f("name", "string"),
-            _f(
+            field("name", "string"),
+            field(
                 "credentialInfos",
                 "[]struct",
                 fields=(
-                    _f("mechanism", "int8"),
-                    _f("salt", "bytes"),
-                    _f("saltedPassword", "bytes"),
-                    _f("iterations", "int32"),
+                    field("mechanism", "int8"),
+                    field("salt", "bytes"),
+                    field("saltedPassword", "bytes"),
+                    field("iterations", "int32"),
                 ),
             ),
         ],
     ),
-    _msg(12, "FeatureLevelRecord", [_f("name", "string"), _f("featureLevel", "int16")]),
-    _msg(
+    message(12, "FeatureLevelRecord", [field("name", "string"), field("featureLevel", "int16")]),
+    message(
         14,
         "ClientQuotaRecord",
         [
-            _f(
+            field(
                 "entity",
                 "[]struct",
-                fields=(_f("entityType", "string"), _f("entityName", "string", **_N, default="")),
+                fields=(field("entityType", "string"), field("entityName", "string", **NULLABLE, default="")),
             ),
-            _f("key", "string"),
-            _f("value", "float64"),
-            _f("remove", "bool"),
+            field("key", "string"),
+            field("value", "float64"),
+            field("remove", "bool"),
         ],
     ),
-    _msg(
+    message(
         15,
         "ProducerIdsRecord",
         [
-            _f("brokerId", "int32"),
-            _f("brokerEpoch", "int64", default=-1),
-            _f("nextProducerId", "int64"),
+            field("brokerId", "int32"),
+            field("brokerEpoch", "int64", default=-1),
+            field("nextProducerId", "int64"),
         ],
     ),
-    _msg(
+    message(
         17,
         "BrokerRegistrationChangeRecord",
         [
-            _f("brokerId", "int32"),
-            _f("brokerEpoch", "int64"),
-            _tagged("fenced", "int8", 0),
-            _tagged("inControlledShutdown", "int8", 1, (1, MAX)),
+            field("brokerId", "int32"),
+            field("brokerEpoch", "int64"),
+            tagged("fenced", "int8", 0),
+            tagged("inControlledShutdown", "int8", 1, (1, MAX)),
         ],
         valid=(0, 1),
     ),
-    _msg(
+    message(
         18,
         "AccessControlEntryRecord",
         [
-            _f("id", "uuid"),
-            _f("resourceType", "int8"),
-            _f("resourceName", "string"),
-            _f("patternType", "int8"),
-            _f("principal", "string"),
-            _f("host", "string"),
-            _f("operation", "int8"),
-            _f("permissionType", "int8"),
+            field("id", "uuid"),
+            field("resourceType", "int8"),
+            field("resourceName", "string"),
+            field("patternType", "int8"),
+            field("principal", "string"),
+            field("host", "string"),
+            field("operation", "int8"),
+            field("permissionType", "int8"),
         ],
     ),
-    _msg(19, "RemoveAccessControlEntryRecord", [_f("id", "uuid")]),
-    _msg(20, "NoOpRecord", []),
+    message(19, "RemoveAccessControlEntryRecord", [field("id", "uuid")]),
+    message(20, "NoOpRecord", []),
 )
 
-#: Metadata record types by api key, as `MetadataRecordType` names them.
-METADATA_RECORD_TYPES: dict[int, str] = {m.api_key: m.type_name for m in _MESSAGES}
-_BY_KEY: dict[int, _Message] = {m.api_key: m for m in _MESSAGES}
+
+def _endpoints() -> Any:
+    return field(
+        "endPoints",
+        "[]struct",
+        fields=(
+            field("name", "string"),
+            field("host", "string"),
+            field("port", "uint16"),
+            field("securityProtocol", "int16"),
+        ),
+    )
+
+
+def _features() -> Any:
+    return field(
+        "features",
+        "[]struct",
+        fields=(
+            field("name", "string"),
+            field("minSupportedVersion", "int16"),
+            field("maxSupportedVersion", "int16"),
+        ),
+    )
+
+
+def _elr(tag: int, name: str) -> Any:
+    """ELR fields (KIP-966): nullable tagged int32 arrays from version 2."""
+    return tagged(name, "[]int32", tag, (2, MAX), nullable=(2, MAX), default=None)
+
+
+# What Kafka 4.0 changed (metadata/src/main/resources/common/metadata at 4.0.0; also 4.0.x).
+_CHANGED_IN_40: tuple[Message, ...] = (
+    message(
+        0,
+        "RegisterBrokerRecord",
+        [
+            field("brokerId", "int32"),
+            field("isMigratingZkBroker", "bool", (2, MAX)),
+            field("incarnationId", "uuid"),
+            field("brokerEpoch", "int64"),
+            _endpoints(),
+            _features(),
+            field("rack", "string", **NULLABLE, default=None),
+            field("fenced", "bool", default=True),
+            field("inControlledShutdown", "bool", (1, MAX), default=False),
+            tagged("logDirs", "[]uuid", 0, (3, MAX)),
+        ],
+        valid=(0, 3),
+    ),
+    message(
+        3,
+        "PartitionRecord",
+        [
+            field("partitionId", "int32", default=-1),
+            field("topicId", "uuid"),
+            field("replicas", "[]int32"),
+            field("isr", "[]int32"),
+            field("removingReplicas", "[]int32"),
+            field("addingReplicas", "[]int32"),
+            field("leader", "int32", default=-1),
+            tagged("leaderRecoveryState", "int8", 0, default=0),
+            field("leaderEpoch", "int32", default=-1),
+            field("partitionEpoch", "int32", default=-1),
+            field("directories", "[]uuid", (1, MAX)),
+            _elr(1, "eligibleLeaderReplicas"),
+            _elr(2, "lastKnownElr"),
+        ],
+        valid=(0, 2),
+    ),
+    message(
+        5,
+        "PartitionChangeRecord",
+        [
+            field("partitionId", "int32", default=-1),
+            field("topicId", "uuid"),
+            tagged("isr", "[]int32", 0, **NULLABLE, default=None),
+            tagged("leader", "int32", 1, default=-2),
+            tagged("replicas", "[]int32", 2, **NULLABLE, default=None),
+            tagged("removingReplicas", "[]int32", 3, **NULLABLE, default=None),
+            tagged("addingReplicas", "[]int32", 4, **NULLABLE, default=None),
+            tagged("leaderRecoveryState", "int8", 5, default=-1),
+            tagged("directories", "[]uuid", 8, (1, MAX), nullable=(1, MAX), default=None),
+            _elr(6, "eligibleLeaderReplicas"),
+            _elr(7, "lastKnownElr"),
+        ],
+        valid=(0, 2),
+    ),
+    message(
+        10,
+        "DelegationTokenRecord",
+        [
+            field("owner", "string"),
+            field("requester", "string"),
+            field("renewers", "[]string"),
+            field("issueTimestamp", "int64"),
+            field("maxTimestamp", "int64"),
+            field("expirationTimestamp", "int64"),
+            field("tokenId", "string"),
+        ],
+    ),
+    message(
+        11,
+        "UserScramCredentialRecord",
+        [
+            field("name", "string"),
+            field("mechanism", "int8"),
+            field("salt", "bytes"),
+            field("storedKey", "bytes"),
+            field("serverKey", "bytes"),
+            field("iterations", "int32"),
+        ],
+    ),
+    message(
+        17,
+        "BrokerRegistrationChangeRecord",
+        [
+            field("brokerId", "int32"),
+            field("brokerEpoch", "int64"),
+            tagged("fenced", "int8", 0),
+            tagged("inControlledShutdown", "int8", 1, (1, MAX)),
+            tagged("logDirs", "[]uuid", 2, (2, MAX)),
+        ],
+        valid=(0, 2),
+    ),
+    message(21, "ZkMigrationStateRecord", [field("zkMigrationState", "int8")]),
+    message(22, "RemoveUserScramCredentialRecord", [field("name", "string"), field("mechanism", "int8")]),
+    message(23, "BeginTransactionRecord", [tagged("name", "string", 0, **NULLABLE, default=None)]),
+    message(24, "EndTransactionRecord", []),
+    message(25, "AbortTransactionRecord", [tagged("reason", "string", 0, **NULLABLE, default=None)]),
+    message(26, "RemoveDelegationTokenRecord", [field("tokenId", "string")]),
+    message(
+        27,
+        "RegisterControllerRecord",
+        [
+            field("controllerId", "int32"),
+            field("incarnationId", "uuid"),
+            field("zkMigrationReady", "bool"),
+            _endpoints(),
+            _features(),
+        ],
+    ),
+    message(28, "ClearElrRecord", [field("topicName", "string")]),
+)
+_REMOVED_IN_40 = (6,)  # AccessControlRecord, never written, gone from 4.0's MetadataRecordType
+
+
+def _table(records: tuple[Message, ...]) -> dict[int, Message]:
+    return {m.api_key: m for m in sorted(records, key=lambda m: m.api_key)}
+
+
+_TABLE_33 = _table(_RECORDS_33)
+_TABLE_40 = _table(
+    tuple(
+        m
+        for k, m in _TABLE_33.items()
+        if k not in _REMOVED_IN_40 and k not in {c.api_key for c in _CHANGED_IN_40}
+    )
+    + _CHANGED_IN_40
+)
+#: Record layouts by release, oldest first.
+_TABLES: tuple[tuple[_Release, dict[int, Message]], ...] = (
+    (_Release(3, 3), _TABLE_33),
+    (_Release(4, 0), _TABLE_40),
+)
+
+#: Metadata record types by api key, as the newest release's `MetadataRecordType` names them.
+METADATA_RECORD_TYPES: dict[int, str] = {k: m.type_name for k, m in _TABLES[-1][1].items()}
+
+
+def _for_release(rel: _Release | None) -> tuple[_Release, dict[int, Message]]:
+    """The layouts of `rel` (default: the release whose text is printed): the newest known not newer."""
+    rel = rel or _release.text_release()
+    chosen = _TABLES[0]
+    for entry in _TABLES:
+        if entry[0] <= rel:
+            chosen = entry
+    return chosen
+
 
 # Control records (clients/src/main/resources/common/message), read at version 0.
-_SNAPSHOT_HEADER = _Message(
-    -1,
-    "",
-    "SnapshotHeaderRecord",
-    (0, 0),
-    _ALL,
-    (_f("version", "int16"), _f("lastContainedLogTimestamp", "int64")),
+_SNAPSHOT_HEADER = message(
+    -1, "SnapshotHeaderRecord", [field("version", "int16"), field("lastContainedLogTimestamp", "int64")]
 )
-_SNAPSHOT_FOOTER = _Message(-1, "", "SnapshotFooterRecord", (0, 0), _ALL, (_f("version", "int16"),))
+_SNAPSHOT_FOOTER = message(-1, "SnapshotFooterRecord", [field("version", "int16")])
+_KRAFT_VERSION = message(
+    -1, "KRaftVersionRecord", [field("version", "int16"), field("kRaftVersion", "int16")]
+)
+_VOTERS = message(
+    -1,
+    "VotersRecord",
+    [
+        field("version", "int16"),
+        field(
+            "voters",
+            "[]struct",
+            fields=(
+                field("voterId", "int32"),
+                field("voterDirectoryId", "uuid"),
+                field(
+                    "endpoints",
+                    "[]struct",
+                    fields=(field("name", "string"), field("host", "string"), field("port", "uint16")),
+                ),
+                field(
+                    "kRaftVersionFeature",
+                    "struct",
+                    fields=(field("minSupportedVersion", "int16"), field("maxSupportedVersion", "int16")),
+                ),
+            ),
+        ),
+    ],
+)
 
-#: `ControlRecordType` names by type id.
+#: `ControlRecordType` names by type id (4.0's; 3.3 knows 0-4 and calls the rest UNKNOWN).
 CONTROL_TYPES: dict[int, str] = {
     0: "ABORT",
     1: "COMMIT",
     2: "LEADER_CHANGE",
     3: "SNAPSHOT_HEADER",
     4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
 }
-
-
-# --------------------------------------------------------------------------------------------------
-# The generator's version tests
-
-
-def _intersect(a: Versions, b: Versions) -> Versions:
-    if a is None or b is None:
-        return None
-    lo, hi = max(a[0], b[0]), min(a[1], b[1])
-    return (lo, hi) if lo <= hi else None
-
-
-def _subtract(a: tuple[int, int], b: Versions) -> Versions:
-    if b is None:
-        return a
-    if b[0] <= a[0]:
-        if b[1] >= a[1]:
-            return None
-        if b[1] < a[0]:
-            return a
-        return (b[1] + 1, a[1])
-    if b[1] >= a[1]:
-        new_hi = b[0] - 1
-        return (a[0], new_hi) if new_hi < a[1] else a
-    return a  # two ranges: the generator keeps the original
-
-
-@lru_cache(maxsize=4096)
-def _cond(version: int, containing: Versions, possible: Versions) -> tuple[bool, Versions]:
-    """Whether generated code takes the "member" branch for `version`, and the narrowed possible set.
-
-    The generator emits only the bound checks the possible range needs, so a version outside it
-    (e.g. a record newer than this Kafka) is tested against those bounds alone.
-    """
-    if possible is None:
-        return False, possible
-    c = containing if containing is not None else (0, -1)
-    inside = _intersect(possible, containing)
-    lo_check = possible[0] < c[0]
-    if lo_check and possible[1] < c[0]:
-        return False, possible
-    if not lo_check and not (possible[1] >= c[0] and possible[0] <= c[1]):
-        return False, possible
-    hi_check = possible[1] > c[1]
-    member = (not lo_check or version >= c[0]) and (not hi_check or version <= c[1])
-    if member:
-        return True, inside
-    rest = _subtract(possible, containing)
-    return False, rest if rest is not None else possible
-
-
-@lru_cache(maxsize=512)
-def _mandatory(f: _Field) -> Versions:
-    """Versions in which the field is serialized in place rather than as a tagged field."""
-    return _subtract(f.versions, f.tagged) if f.versions is not None else None
-
-
-# --------------------------------------------------------------------------------------------------
-# Reading
-
-
-def _read_struct(
-    r: Reader, fields: tuple[_Field, ...], version: int, possible: Versions, flexible: Versions
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields:
-        member, present = _cond(version, _mandatory(f), possible)
-        out[f.name] = _read_value(r, f, version, present, flexible) if member else f.default
-    is_flexible, flex_possible = _cond(version, flexible, possible)
-    if is_flexible:
-        for _ in range(r.uvarint()):
-            tag = r.uvarint()
-            size = r.uvarint()
-            for f in fields:
-                if f.tag == tag:
-                    valid = _intersect(f.versions, f.tagged)
-                    if valid is None:
-                        continue
-                    ok, present = _cond(version, valid, flex_possible)
-                    if not ok:
-                        raise DecodeError(f"Tag {tag} is not valid for version {version}")
-                    out[f.name] = _read_value(r, f, version, present, flexible)
-                    break
-            else:
-                r.array(size)
-    return out
-
-
-def _read_value(r: Reader, f: _Field, version: int, possible: Versions, flexible: Versions) -> Any:
-    t = f.type
-    if t == "struct":
-        return _read_struct(r, f.fields, version, possible, flexible)
-    reader = _PRIMITIVE.get(t)
-    if reader is not None:
-        return reader(r)
-    compact, _ = _cond(version, flexible, possible)
-    nullable, _ = _cond(version, f.nullable, possible)
-    if t == "string":
-        return r.string_field(f.name, compact, nullable)
-    if t == "bytes":
-        return r.bytes_field(f.name, compact, nullable, f.zero_copy)
-    # arrays
-    length = r.uvarint() - 1 if compact else r.int32()
-    if r.array_length_or_null(length, f.name, nullable) is None:
-        return None
-    elem = t[2:]
-    if elem == "struct":
-        inner = _intersect(possible, f.versions)
-        return [_read_struct(r, f.fields, version, inner, flexible) for _ in range(length)]
-    if elem == "string":
-        name = f.name + " element"
-        return [r.string_field(name, compact, False) for _ in range(length)]
-    if elem == "bytes":
-        name = f.name + " element"
-        return [r.bytes_field(name, compact, False, False) for _ in range(length)]
-    if elem == "int32":
-        return r.int32_list(length)
-    read_elem = _PRIMITIVE[elem]
-    return [read_elem(r) for _ in range(length)]
-
-
-_PRIMITIVE = {
-    "bool": Reader.boolean,
-    "int8": Reader.int8,
-    "int16": Reader.int16,
-    "uint16": Reader.uint16,
-    "int32": Reader.int32,
-    "uint32": Reader.uint32,
-    "int64": Reader.int64,
-    "float64": Reader.float64,
-    "uuid": Reader.uuid,
+# What DumpLogSegments prints before the JSON of the control records it decodes, and the spec.
+_CONTROL_JSON: dict[int, tuple[str, Message]] = {
+    3: ("SnapshotHeader", _SNAPSHOT_HEADER),
+    4: ("SnapshotFooter", _SNAPSHOT_FOOTER),
+    5: ("KRaftVersion", _KRAFT_VERSION),
+    6: ("KRaftVoters", _VOTERS),
 }
-
-
-# --------------------------------------------------------------------------------------------------
-# JSON, as the generated converters build it and Jackson prints it
-
-
-def _json_struct(fields: tuple[_Field, ...], values: dict[str, Any], version: int, possible: Versions) -> str:
-    parts = []
-    for f in fields:
-        member, present = _cond(version, f.versions, possible)
-        if not member:
-            continue
-        value = values[f.name]
-        tagged, inner = _cond(version, f.tagged, present)
-        if tagged:
-            if _is_default(f, value):
-                continue
-            present = inner
-        parts.append(f'"{f.name}":{_json_value(f, f.type, value, version, present)}')
-    return "{" + ",".join(parts) + "}"
-
-
-def _is_default(f: _Field, value: Any) -> bool:
-    """The generator's non-default test for tagged fields (null, empty, or equal to the default)."""
-    if f.default is None:
-        return value is None
-    if isinstance(f.default, tuple):
-        return value is not None and len(value) == 0
-    if f.type == "float64":
-        return value == f.default and str(value) == str(f.default)  # Double.compare: -0.0 and NaN differ
-    return bool(value == f.default)
-
-
-def _json_value(f: _Field, t: str, value: Any, version: int, possible: Versions) -> str:
-    if value is None:
-        return "null"
-    if t in ("int8", "int16", "uint16", "int32", "int64", "uint32"):
-        return str(value)
-    if t == "string":
-        return json_str(value)
-    if t == "bool":
-        return "true" if value else "false"
-    if t == "uuid":
-        return '"' + uuid_str(value) + '"'
-    if t == "bytes":
-        return '"' + base64_std(value) + '"'
-    if t == "float64":
-        return java_double(value)
-    if t == "struct":
-        return _json_struct(f.fields, value, version, possible)
-    elem = t[2:]
-    if elem == "struct":
-        inner = _intersect(possible, f.versions)
-        return "[" + ",".join(_json_struct(f.fields, v, version, inner) for v in value) + "]"
-    return "[" + ",".join(_json_value(f, elem, v, version, possible) for v in value) + "]"
+_CONTROL_TYPES_33 = 4  # Kafka 3.3 knows control types 0..4
 
 
 # --------------------------------------------------------------------------------------------------
@@ -493,14 +465,18 @@ class MetadataRecord:
     type: str
     version: int
     data: dict[str, Any]
+    spec: Message | None = dc_field(default=None, repr=False, compare=False)
 
     def to_json(self) -> str:
-        """The JSON object Kafka 3.3.1's dump-log prints for this record."""
-        m = _BY_KEY[self.api_key]
+        """The JSON object dump-log prints for this record."""
+        m = self.spec or _for_release(None)[1][self.api_key]
         return (
             f'{{"type":"{self.type}","version":{self.version},'
-            f'"data":{_json_struct(m.fields, self.data, self.version, m.valid)}}}'
+            f'"data":{json_struct(m.fields, self.data, self.version, m.valid)}}}'
         )
+
+
+_PARSE = "org.apache.kafka.server.common.serialization.MetadataParseException"
 
 
 def _frame_short(r: Reader, entity: str) -> int:
@@ -514,14 +490,8 @@ def _frame_short(r: Reader, entity: str) -> int:
     return val - 0x10000 if val & 0x8000 else val
 
 
-_PARSE = "org.apache.kafka.server.common.serialization.MetadataParseException"
-
-
-def decode_metadata_record(value: bytes | None) -> MetadataRecord:
-    """Decode one framed metadata record.  Raises DecodeError carrying Kafka's message on any failure."""
-    if value is None:
-        raise DecodeError("Error while reading frame version", _PARSE)
-    r = Reader(value)
+def _frame_header(r: Reader) -> tuple[int, int]:
+    """Frame version check, then (api key, version), as `AbstractApiMessageSerde.read` starts."""
     frame = _frame_short(r, "frame version")
     if frame == 0:
         raise DecodeError(
@@ -535,58 +505,108 @@ def decode_metadata_record(value: bytes | None) -> MetadataRecord:
             "(only frame version 1 is supported)",
             _PARSE,
         )
-    api_key = _frame_short(r, "type")
-    version = _frame_short(r, "version")
-    m = _BY_KEY.get(api_key)
+    return _frame_short(r, "type"), _frame_short(r, "version")
+
+
+def read_framed(value: bytes | None, table: dict[int, Message]) -> tuple[Message, int, dict[str, Any]]:
+    """Kafka's `AbstractApiMessageSerde.read` over `table`: (spec, version, fields).
+
+    The same frame carries KRaft metadata and tiered storage's remote log metadata records.  Raises
+    DecodeError with Kafka's `MetadataParseException` message on any failure.
+    """
+    if value is None:
+        raise DecodeError("Error while reading frame version", _PARSE)
+    r = Reader(value)
+    api_key, version = _frame_header(r)
+    m = table.get(api_key)
     if m is None:
         raise DecodeError(
             f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}",
             _PARSE,
         )
     try:
-        data = _read_struct(r, m.fields, version, m.valid, m.flexible)
+        data = read_struct(r, m.fields, version, m.valid, m.flexible)
     except DecodeError:
         raise DecodeError(f"Failed to deserialize record with type {api_key}", _PARSE) from None
     if r.remaining() > 0:
         raise DecodeError(f"Found {r.remaining()} byte(s) of garbage after {api_key}", _PARSE)
-    return MetadataRecord(api_key, m.type_name, version, data)
+    return m, version, data
 
 
-def format_metadata_record(offset: int, value: bytes | None) -> str:
-    """The `payload:` text of Kafka 3.3.1's cluster-metadata decoder for one record.
+def newer_than(value: bytes | None, table: dict[int, Message], rel: _Release, what: str) -> str | None:
+    """Why a framed record is newer than `table` (release `rel`) knows, or None when it is not.
+
+    Newer means an api key above every key the release knows, or a known key at a version above
+    the release's highest; a gap (an id never used or since dropped) is plain bad input.
+    """
+    if value is None:
+        return None
+    try:
+        api_key, version = _frame_header(Reader(value))
+    except DecodeError:
+        return None
+    m = table.get(api_key)
+    if m is None and api_key <= max(table):
+        return None
+    if m is not None and version <= m.valid[1]:
+        return None
+    # a later release whose layouts read it (KRaft metadata only: the others have one release)
+    later = [r for r, t in _TABLES if r > rel and api_key in t and version <= t[api_key].valid[1]]
+    hint = f"; --kafka-release {later[0]} decodes it" if later and any(t is table for _, t in _TABLES) else ""
+    if m is None:
+        return f"{what} record type {api_key} (version {version}) is newer than Kafka {rel} knows{hint}"
+    return (
+        f"{what} record {m.type_name} version {version} is newer than Kafka {rel} knows "
+        f"(it reads versions {m.valid[0]} to {m.valid[1]}){hint}"
+    )
+    return None
+
+
+def decode_metadata_record(value: bytes | None, rel: _Release | None = None) -> MetadataRecord:
+    """Decode one framed metadata record with the layouts of `rel` (default: the chosen release).
+
+    Raises DecodeError carrying Kafka's message on any failure.
+    """
+    m, version, data = read_framed(value, _for_release(rel)[1])
+    return MetadataRecord(m.api_key, m.type_name, version, data, m)
+
+
+def format_metadata_record(offset: int, value: bytes | None, rel: _Release | None = None) -> str:
+    """The `payload:` text of the chosen release's cluster-metadata decoder for one record.
 
     On failure this is Kafka's own `Error at <offset>, skipping. <message>` (an `ErrorText` with
-    `fatal=False`: the tool prints it and goes on).
+    `fatal=False`: the tool prints it and goes on).  A record newer than the release knows gives a
+    `NewerRecordText` holding what that release prints for it.
     """
+    rel, table = _for_release(rel)
     try:
-        return decode_metadata_record(value).to_json()
+        text: str = decode_metadata_record(value, rel).to_json()
+        java_class, message_ = "", None
     except DecodeError as err:
-        message = "null" if err.message is None else err.message
-        return ErrorText(
-            f"Error at {offset}, skipping. {message}",
-            java_class=err.java_class,
-            message=err.message,
-            fatal=False,
-        )
+        message_ = "null" if err.message is None else err.message
+        text, java_class = f"Error at {offset}, skipping. {message_}", err.java_class
     except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
-        msg = f"undecodable record: {err}"
-        return ErrorText(
-            f"Error at {offset}, skipping. {msg}",
-            java_class="java.lang.RuntimeException",
-            message=msg,
-            fatal=False,
-        )
+        message_ = f"undecodable record: {err}"
+        text, java_class = f"Error at {offset}, skipping. {message_}", "java.lang.RuntimeException"
+    reason = newer_than(value, table, rel, "metadata")
+    if reason is not None:
+        return NewerRecordText(text, reason=reason, java_class=java_class, message=message_)
+    if message_ is None:
+        return text
+    return ErrorText(text, java_class=java_class, message=message_, fatal=False)
 
 
-def format_control_record(control_type: int, key: bytes, value: bytes | None) -> str:
-    """The text Kafka 3.3.1's dump-log appends after `headerKeys: [...]` for a control record.
+def format_control_record(
+    control_type: int, key: bytes, value: bytes | None, rel: _Release | None = None
+) -> str:
+    """The text the chosen release's dump-log appends after `headerKeys: [...]` for a control record.
 
     Kafka reads the type from `key` (validating its size and version), so this does too and the key
     wins over `control_type`, which callers pass as they parsed it from the same key.  When Kafka
     would throw here (the tool then dies), the result is an `ErrorText` with `fatal=True`.
     """
     try:
-        return _format_control(control_type, key, value)
+        return _format_control(key, value, _for_release(rel)[0])
     except DecodeError as err:
         return ErrorText.from_error(err)
     except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
@@ -621,9 +641,10 @@ def _control_type_id(key: bytes | None) -> int:
     return r.int16()
 
 
-def _format_control(control_type: int, key: bytes, value: bytes | None) -> str:
+def _format_control(key: bytes, value: bytes | None, rel: _Release) -> str:
     type_id = _control_type_id(key)
-    name = CONTROL_TYPES.get(type_id, "UNKNOWN")
+    known = type_id in CONTROL_TYPES and (type_id <= _CONTROL_TYPES_33 or rel.at_least("4.0"))
+    name = CONTROL_TYPES[type_id] if known else "UNKNOWN"
     if type_id in (0, 1):
         if value is None:
             raise DecodeError("end transaction marker has a null value", _NPE)
@@ -642,12 +663,11 @@ def _format_control(control_type: int, key: bytes, value: bytes | None) -> str:
                 _INVALID_RECORD,
             )
         return f" endTxnMarker: {name} coordinatorEpoch: {r.int32()}"
-    if type_id in (3, 4):
-        spec = _SNAPSHOT_HEADER if type_id == 3 else _SNAPSHOT_FOOTER
+    if known and type_id in _CONTROL_JSON:
+        label, spec = _CONTROL_JSON[type_id]
         if value is None:
             raise DecodeError(f"{spec.class_name} control record has a null value", _NPE)
-        data = _read_struct(Reader(value), spec.fields, 0, spec.valid, spec.flexible)
+        data = read_struct(Reader(value), spec.fields, 0, spec.valid, spec.flexible)
         # Kafka passes the record's own Version field as the JSON version; every field is 0+.
-        body = _json_struct(spec.fields, data, data["version"], spec.valid)
-        return f" {'SnapshotHeader' if type_id == 3 else 'SnapshotFooter'} {body}"
+        return f" {label} {json_struct(spec.fields, data, data['version'], spec.valid)}"
     return f" controlType: {name}({type_id})"
