@@ -30,8 +30,9 @@ _kafkatool() {
             case "$prev" in
                 --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -212,9 +213,10 @@ _kafkatool() {
             case "$prev" in
                 --salvage) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --index-interval) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-version) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --full --dry-run --salvage --index-interval --format --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --full --dry-run --salvage --index-interval --kafka-version --format --quiet -q -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

@@ -21,9 +21,11 @@ and (unless the log dir has .kafka_cleanshutdown) every segment from the one hol
 point in recovery-point-offset-checkpoint (0 when absent) on, or every segment with --full - by
 validating each batch (size, outer CRC, offsets) and truncating at the first invalid or partial
 one, deleting all later segments; rebuild .index/.timeindex/.txnindex (byte-identical to what the
-broker writes with the same --index-interval); truncate leader-epoch-checkpoint past the new log
-end; delete producer snapshots past it or corrupt; set the recovery point to the new log end
-offset and lower the high watermark and cleaner checkpoints if above it.
+broker writes with the same --index-interval); load leader-epoch-checkpoint as the broker does at
+every start (entries past the new log end go, the first moves up to the log start - by Kafka 2.1's
+or 3.x's rule, --kafka-version - and a missing one is created empty); delete producer snapshots
+past the log end or corrupt; set the recovery point to the new log end offset and lower the high
+watermark and cleaner checkpoints if above it.
 
 --dry-run prints every change (files, byte ranges, offsets lost) and changes nothing.  --salvage DIR
 first scans past the damage for further valid batches (framing + CRC; a v2 batch whose only damage
@@ -134,6 +136,11 @@ def recover_cmd(
         "--index-interval",
         help="index.interval.bytes of the rebuilt indexes (the topic's; Kafka's default 4096).",
     ),
+    kafka_version: str = typer.Option(
+        "3",
+        "--kafka-version",
+        help="Whose load rules for the leader-epoch cache: 3 (Kafka 3.x, default) or 2.1.",
+    ),
     output_format: str = typer.Option("text", "--format", help="text or json."),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No progress bar; skip partitions with nothing to change."
@@ -141,18 +148,22 @@ def recover_cmd(
 ) -> None:
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import render_json
-    from kafkatool.ops.recover import RecoverInputError, RecoverOptions, classify, recover
+    from kafkatool.ops.recover import KAFKA_VERSIONS, RecoverInputError, RecoverOptions, classify, recover
     from kafkatool.ops.safety import LogDirLock, LogDirLockedError
 
     if output_format not in ("text", "json"):
         raise CliError(f"--format: {output_format!r} is not one of text, json", EXIT_USAGE)
+    if kafka_version not in KAFKA_VERSIONS:
+        raise CliError(f"--kafka-version: {kafka_version!r} is not one of {', '.join(KAFKA_VERSIONS)}", EXIT_USAGE)
     if index_interval < 0:
         raise CliError(f"--index-interval: {index_interval} is negative", EXIT_USAGE)
     try:
         log_dir, parts = classify(path)
     except RecoverInputError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    options = RecoverOptions(full=full, dry_run=dry_run, index_interval=index_interval, salvage_dir=salvage)
+    options = RecoverOptions(
+        full=full, dry_run=dry_run, index_interval=index_interval, salvage_dir=salvage, kafka_version=kafka_version
+    )
     try:
         lock = LogDirLock(log_dir, create=not dry_run)
         lock.__enter__()

@@ -14,16 +14,20 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
 4. recover each in order (`indexcheck.scan_segment` = `LogSegment.recover`): validate batches, stop
    at the first invalid or partial one, truncate there, and - when that segment was past the
    recovery point - delete every later segment; rebuild `.index`/`.timeindex`/`.txnindex`;
-5. leader-epoch cache: epochs recovery assigns, then entries at or past the new log end offset go
-   (`truncateFromEnd`) and the first is moved up to the log start (`truncateFromStart`);
+5. leader-epoch cache, at every load: epochs recovery assigns, then entries at or past the new log
+   end offset go (`truncateFromEnd`) and the first is moved up to the log start (`truncateFromStart`:
+   Kafka 2.1 takes the log start offset, 3.x the log-start-offset checkpoint as it is, so leftover
+   `.deleted` segments that moved the start change the cache under 2.1 only); a missing
+   `leader-epoch-checkpoint` is created empty, as the broker's CheckpointFile does;
 6. producer snapshots past the new log end offset, or corrupt, are deleted (the broker deletes them
    when it loads; it then rebuilds producer state from an older snapshot and the log);
 7. checkpoints: the recovery point becomes the new log end offset (every recovered file is fsynced
    first); high watermark and cleaner offset are lowered to it if above.
 
 Not done as the broker does (documented in README): producer snapshots are deleted, not rewritten;
-an empty `leader-epoch-checkpoint` is not created for partitions that have none; a segment holding
-offsets beyond int32 of its base (the broker splits it) is reported and its partition left alone.
+a topic whose message.format.version is below 0.11 (the broker deletes its leader-epoch-checkpoint)
+is not known offline, so the file is kept; a segment holding offsets beyond int32 of its base (the
+broker splits it) is reported and its partition left alone.
 
 Safety: everything happens under the log dir's lock; new data is written beside the old and renamed
 in (`safety.replace_segments`: `.cleaned` -> `.swap` -> `.deleted`), later segments are renamed to
@@ -103,6 +107,10 @@ class RecoverOptions:
     dry_run: bool = False
     index_interval: int = DEFAULT_INDEX_INTERVAL
     salvage_dir: Path | None = None
+    kafka_version: str = "3"  # whose load rules for the leader-epoch cache: "3" (3.x LogLoader) or "2.1"
+
+
+KAFKA_VERSIONS = ("3", "2.1")
 
 
 @dataclass
@@ -153,7 +161,7 @@ class PartitionPlan:
     )  # base, valid, indexes
     segment_deletes: list[int] = field(default_factory=list)
     snapshot_deletes: list[str] = field(default_factory=list)
-    epoch_entries: list[tuple[int, int]] | None = None  # new leader-epoch-checkpoint, when it changes
+    epoch_bytes: bytes | None = None  # new leader-epoch-checkpoint, when it changes
     salvage: list[tuple[Path, salv.FileSalvage]] = field(default_factory=list)
     salvage_next_bases: list[int | None] = field(default_factory=list)
     lost_offsets: list[tuple[int, int | None]] = field(default_factory=list)
@@ -361,13 +369,41 @@ def _epoch_assign(entries: list[tuple[int, int]], epoch: int, start: int) -> lis
     return [e for e in entries if e[0] < epoch and e[1] < start] + [(epoch, start)]
 
 
-def _epoch_truncate(entries: list[tuple[int, int]], log_end: int, log_start: int) -> list[tuple[int, int]]:
-    """truncateFromEnd(log end) then truncateFromStart(log start)."""
-    out = [e for e in entries if e[1] < log_end] if log_end >= 0 else list(entries)
-    before = [e for e in out if e[1] <= log_start]
+def _epoch_file_after_load(
+    current: bytes | None,
+    read: list[tuple[int, int]],
+    assigned: list[tuple[int, int]],
+    log_end: int | None,
+    start: int,
+) -> bytes:
+    """The leader-epoch-checkpoint bytes a broker leaves after loading a partition.
+
+    LeaderEpochFileCache writes the whole file (`flush`) whenever `assign` changes the entries, when
+    `truncateFromEnd(log end)` removes entries starting at or past the log end, and whenever
+    `truncateFromStart(start)` finds an entry at or below `start` (it then moves that entry up to
+    `start`, rewriting the file even when nothing moved).  A missing file is created empty by the
+    CheckpointFile constructor and stays empty until the first flush.  `start` is the release's:
+    Kafka 2.1 uses the log start offset (the checkpoint's, raised to the first segment's base);
+    3.x's LogLoader passes the log-start-offset checkpoint as it is.
+    """
+    entries = list(assigned)
+    flushed = entries != read
+    if log_end is not None and log_end >= 0 and entries and entries[-1][1] >= log_end:
+        entries = [e for e in entries if e[1] < log_end]
+        flushed = True
+    before = [e for e in entries if e[1] <= start]
     if before:
-        out = [(before[-1][0], log_start)] + [e for e in out if e[1] > log_start]
-    return out
+        entries = [(before[-1][0], start)] + [e for e in entries if e[1] > start]
+        flushed = True
+    if flushed:
+        return format_checkpoint(list(entries)).encode()  # type: ignore[arg-type]
+    return b"" if current is None else current
+
+
+def _parse_epoch_bytes(data: bytes) -> list[tuple[int, int]]:
+    """Entries of a checkpoint this module formatted (or an empty file)."""
+    lines = data.decode().split("\n")
+    return [(int(e), int(o)) for e, o in (ln.split() for ln in lines[2:] if ln)]
 
 
 def _describe_range(first: int, last: int | None) -> str:
@@ -664,20 +700,33 @@ def plan_partition(
                 plan.index_writes[Path(c.file)] = files[Path(c.file)]
     plan.actions.extend(delete_actions)
 
-    # 5. leader-epoch cache.  The broker also applies truncateFromEnd/Start at every start (dropping,
-    # say, an entry that starts exactly at the log end); recover only does it when it changes the log
-    # or recovery assigned epochs, so that an undamaged dir stays byte for byte as it is.
-    log_changed = bool(truncated) or bool(later) or epochs != epochs_before
-    if epochs_ok and log_changed:
-        new_epochs = _epoch_truncate(epochs, plan.log_end_after, plan.log_start)
-        if new_epochs != epochs_before and (epochs_file or new_epochs):
-            plan.epoch_entries = new_epochs
+    # 5. leader-epoch cache, as the broker leaves it after every load (not only after a truncation)
+    if epochs_ok:
+        start = plan.log_start if options.kafka_version == "2.1" else (log_start_checkpoint or 0)
+        new_bytes = _epoch_file_after_load(
+            view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None,
+            epochs_before,
+            epochs,
+            plan.log_end_after,
+            start,
+        )
+        old_bytes = view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None
+        if new_bytes != old_bytes:
+            new_epochs = _parse_epoch_bytes(new_bytes)
+            plan.epoch_bytes = new_bytes
+            if old_bytes is None:
+                text = f"create {LEADER_EPOCH_CHECKPOINT} (empty, as a broker creates it)"
+            else:
+                text = f"rewrite {LEADER_EPOCH_CHECKPOINT}: {_fmt_epochs(epochs_before)} -> {_fmt_epochs(new_epochs)}"
             plan.actions.append(
                 Action(
                     "write_leader_epoch_checkpoint",
                     LEADER_EPOCH_CHECKPOINT,
-                    f"rewrite {LEADER_EPOCH_CHECKPOINT}: {_fmt_epochs(epochs_before)} -> {_fmt_epochs(new_epochs)}",
-                    {"old": [list(e) for e in epochs_before], "new": [list(e) for e in new_epochs]},
+                    text,
+                    {
+                        "old": None if old_bytes is None else [list(e) for e in epochs_before],
+                        "new": [list(e) for e in new_epochs],
+                    },
                 )
             )
 
@@ -862,12 +911,14 @@ def _plan_checkpoints(plan: LogDirPlan, recovery: dict | None, log_starts: dict 
             old = rp_new.get(tp)
             rp_new[tp] = p.log_end_after
             changed = True
+            was = "(no entry: added)" if old is None else str(old)
             plan.actions.append(
                 Action(
                     "update_checkpoint",
                     RECOVERY_POINT_CHECKPOINT,
-                    f"set {tp[0]} {tp[1]} in {RECOVERY_POINT_CHECKPOINT}: {old} -> {p.log_end_after} (the new log end offset)",
-                    {"partition": p.name, "old": old, "new": p.log_end_after},
+                    f"set {tp[0]} {tp[1]} in {RECOVERY_POINT_CHECKPOINT}: {was} -> {p.log_end_after} "
+                    "(the new log end offset)",
+                    {"partition": p.name, "old": old, "new": p.log_end_after, "added": old is None},
                 )
             )
     unreadable = recovery is None and (plan.log_dir / RECOVERY_POINT_CHECKPOINT).is_file()
@@ -990,9 +1041,8 @@ def execute_partition(plan: PartitionPlan) -> None:
                 os.fsync(fh.fileno())
         crash_point("recover-cleaned-written")
         replace_segments(pdir, [base], [base])
-    if plan.epoch_entries is not None:
-        text = format_checkpoint(list(plan.epoch_entries))  # type: ignore[arg-type]
-        atomic_write(pdir / LEADER_EPOCH_CHECKPOINT, text.encode())
+    if plan.epoch_bytes is not None:
+        atomic_write(pdir / LEADER_EPOCH_CHECKPOINT, plan.epoch_bytes)
         crash_point("recover-epoch-checkpoint-written")
     for base in plan.fsync_logs:
         log = pdir / segment_name(base, LOG_SUFFIX)
