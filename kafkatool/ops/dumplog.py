@@ -335,9 +335,13 @@ class LogDumper:
         )
         self.json = opts.output in ("json", "ndjson")
         self._json_first = True
+        self._line_open = False  # stdout ends with the start of a batch line Kafka's tool died on
 
     # -- output helpers ------------------------------------------------------------------------
     def _w(self, data: bytes) -> None:
+        if self._line_open:  # Kafka's tool would have died after the line's start; we go on below it
+            self._line_open = False
+            data = b"\n" + data
         self.out.write(data)
 
     def _emit(self, obj: dict) -> None:
@@ -476,7 +480,13 @@ class LogDumper:
         try:
             for batch in scan:
                 nbatches += 1
-                pend(batch_line(batch))
+                try:
+                    pend(batch_line(batch))
+                except CorruptRecordError:  # an unknown codec: Kafka printed the line's start, then died
+                    w(b"".join(pending) + batch_line_start(batch))
+                    pending.clear()
+                    self._line_open = True
+                    raise
                 if deep:
                     try:
                         recs = batch.records()
@@ -547,6 +557,7 @@ class LogDumper:
                 if t is not None:
                     inflight.append(pool.apply_async(_render_chunk, (t,)))
                 self._w(out)
+                self._line_open = error is not None and out[-1:] not in (b"", b"\n")
                 self.result.batches += nbatches
                 self.result.records += nrecords
                 if first != -1:
@@ -1025,22 +1036,39 @@ def codec_name(codec: int) -> str:
     raise CorruptRecordError(f"Unknown compression type id: {codec}")
 
 
+def _v2_start_fields(b: Batch) -> tuple:
+    dh = b.delete_horizon_ms
+    return (
+        b.base_offset,
+        b.last_offset,
+        b.count,
+        b.base_sequence,
+        b.last_sequence,
+        b.producer_id,
+        b.producer_epoch,
+        b.partition_leader_epoch,
+        _BOOL[b.is_transactional],
+        _BOOL[b.is_control],
+        b"OptionalLong.empty" if dh is None else b"OptionalLong[%d]" % dh,
+    )
+
+
+_V2_START = _V2_LINE[: _V2_LINE.index(b" position: ")]
+
+
+def batch_line_start(b: Batch) -> bytes:
+    """The part of the batch line Kafka's printBatchLevel prints (`print`, no newline) before it builds
+    the rest, whose compression type an unknown codec id makes throw: all the tool shows of that batch."""
+    if b.magic >= 2:
+        return _V2_START % _v2_start_fields(b)
+    return b"offset: %d" % b.last_offset
+
+
 def batch_line(b: Batch) -> bytes:
     """Kafka's batch-level line (printBatchLevel)."""
     if b.magic >= 2:
-        dh = b.delete_horizon_ms
         return _V2_LINE % (
-            b.base_offset,
-            b.last_offset,
-            b.count,
-            b.base_sequence,
-            b.last_sequence,
-            b.producer_id,
-            b.producer_epoch,
-            b.partition_leader_epoch,
-            _BOOL[b.is_transactional],
-            _BOOL[b.is_control],
-            b"OptionalLong.empty" if dh is None else b"OptionalLong[%d]" % dh,
+            *_v2_start_fields(b),
             b.position,
             _TS_NAMES[b.timestamp_type],
             b.max_timestamp,
