@@ -363,7 +363,7 @@ def test_recover_cli_input_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2
 
 
-def test_recover_refuses_while_a_broker_holds_the_lock(tmp_path: Path) -> None:
+def test_recover_refuses_while_a_broker_holds_the_lock_but_previews(tmp_path: Path) -> None:
     logs, d = _log_dir(tmp_path, segments=(5,))
     _flip(d / "00000000000000000000.log", 300)
     holder = subprocess.Popen(
@@ -380,10 +380,13 @@ def test_recover_refuses_while_a_broker_holds_the_lock(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         before = tree_digest(logs, skip=())
-        for args in (["recover", str(d)], ["recover", str(logs), "--dry-run"]):
-            proc = run_kafkatool(args)
-            assert proc.returncode == 3, proc.stderr
-            assert proc.stderr.startswith("kafkatool: ") and "locked by another process" in proc.stderr
+        proc = run_kafkatool(["recover", str(d)])
+        assert proc.returncode == 3, proc.stderr
+        assert proc.stderr.startswith("kafkatool: ") and "locked by another process" in proc.stderr
+        # a preview takes no lock: it reads the live dir and says so (tests/test_readonly_modes.py)
+        proc = run_kafkatool(["recover", str(logs), "--dry-run"])
+        assert proc.returncode == 1 and "would truncate" in proc.stdout, proc.stderr
+        assert proc.stderr.startswith("kafkatool: note: ") and "held by another process" in proc.stderr
         assert tree_digest(logs, skip=()) == before
     finally:
         holder.kill()

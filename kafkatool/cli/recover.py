@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import typer
@@ -33,15 +34,17 @@ is its length field is repaired), writes every one of them - and every batch of 
 recovery deletes - as valid segments to DIR/<partition>/, and reports the exact byte ranges and
 offset ranges that could not be read (also in DIR/salvage-report.json).
 
-Safety: refuses while a broker holds the log dir's .lock; new files are written beside the old and
-renamed in (Kafka's .cleaned -> .swap -> .deleted protocol), so a kill at any point leaves a
-directory a broker (or a re-run) loads to the same result; nothing is deleted without being reported.
+Safety: refuses while a broker holds the log dir's .lock (--dry-run takes no lock: it previews a
+live log dir, says so on stderr, and plans again if a segment is swapped or truncated under it; a
+file that keeps changing is named, exit 3); new files are written beside the old and renamed in
+(Kafka's .cleaned -> .swap -> .deleted protocol), so a kill at any point leaves a directory a
+broker (or a re-run) loads to the same result; nothing is deleted without being reported.
 
 \b
 Formats: text (default), json (the whole report).
 Exit codes: 0 done, no record lost; 1 records were (or, with --dry-run, would be) lost, or a
 partition could not be recovered (see the report); 2 bad path or option; 3 the log dir is locked by
-a running broker, or an I/O error.
+a running broker (not with --dry-run), a file kept changing while --dry-run read it, or an I/O error.
 
 \b
 Examples:
@@ -149,7 +152,7 @@ def recover_cmd(
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import render_json
     from kafkatool.ops.recover import KAFKA_VERSIONS, RecoverInputError, RecoverOptions, classify, recover
-    from kafkatool.ops.safety import LogDirLock, LogDirLockedError
+    from kafkatool.ops.safety import LogDirLock, LogDirLockedError, lock_holder_note
 
     if output_format not in ("text", "json"):
         raise CliError(f"--format: {output_format!r} is not one of text, json", EXIT_USAGE)
@@ -164,18 +167,21 @@ def recover_cmd(
     options = RecoverOptions(
         full=full, dry_run=dry_run, index_interval=index_interval, salvage_dir=salvage, kafka_version=kafka_version
     )
-    try:
-        lock = LogDirLock(log_dir, create=not dry_run)
-        lock.__enter__()
-    except LogDirLockedError as exc:
-        raise CliError(str(exc), EXIT_FAILURE) from None
-    try:
-        with progress("recovering segments", None, quiet=quiet) as bar:
-            plan = recover(path, options, on_segment=lambda _p, _b: bar.advance(1))
-    except RecoverInputError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
-    finally:
-        lock.__exit__(None, None, None)
+    with ExitStack() as stack:
+        if dry_run:  # a preview reads only: it takes no lock, so it works beside a running broker
+            note = lock_holder_note(log_dir)
+            if note:
+                sys.stderr.write(f"kafkatool: {note}\n")
+        else:
+            try:
+                stack.enter_context(LogDirLock(log_dir))
+            except LogDirLockedError as exc:
+                raise CliError(str(exc), EXIT_FAILURE) from None
+        try:
+            with progress("recovering segments", None, quiet=quiet) as bar:
+                plan = recover(path, options, on_segment=lambda _p, _b: bar.advance(1))
+        except RecoverInputError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
     if output_format == "json":
         render_json(plan.to_json())
     else:

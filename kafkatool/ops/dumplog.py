@@ -40,6 +40,7 @@ from kafkatool.log.records import (
     read_batch_header,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
+from kafkatool.ops.safety import file_identity, identity_changed
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -162,8 +163,11 @@ class DumpResult:
 
     @property
     def exit_code(self) -> int:
-        """0: Kafka's tool would have succeeded; 1: a file was corrupt past reading; 2: bad input."""
+        """0: Kafka's tool would have succeeded; 1: a file was corrupt past reading; 2: bad input;
+        3: a file changed while it was read (another process renamed, replaced or truncated it)."""
         kinds = {p.kind for p in self.problems if p.fatal}
+        if "changed" in kinds:
+            return 3
         if "io" in kinds or "input" in kinds:
             return 2
         return 1 if kinds else 0
@@ -388,6 +392,7 @@ class LogDumper:
                 raise IsADirectoryError(f"{shown}: is a directory (give segment files, e.g. {shown}/*.log)")
             if not path.is_file():  # a FIFO would block the open() forever, a device would never end
                 raise OSError(errno.EINVAL, "not a regular file")
+            before = file_identity(path)
             if suffix in (".log", ".checkpoint"):
                 self.dump_log(path, shown)
             elif suffix == ".index":
@@ -405,6 +410,13 @@ class LogDumper:
                     self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
                 else:
                     self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
+            if identity_changed(before, file_identity(path)):  # no lock is taken: a broker or compact may swap it
+                self.problem(
+                    shown,
+                    "changed",
+                    f"{shown}: changed while being read (renamed, replaced or truncated by another process); "
+                    "run again",
+                )
         except BadFileName as exc:
             self.problem(shown, "input", f"{shown}: {exc}")
         except (CorruptRecordError, CorruptIndexError, LogFormatError) as exc:

@@ -29,7 +29,8 @@ a topic whose message.format.version is below 0.11 (the broker deletes its leade
 is not known offline, so the file is kept; a segment holding offsets beyond int32 of its base (the
 broker splits it) is reported and its partition left alone.
 
-Safety: everything happens under the log dir's lock; new data is written beside the old and renamed
+Safety: a real run happens under the log dir's lock (a dry run takes none and is planned again when
+files change under it: `safety.read_consistently`); new data is written beside the old and renamed
 in (`safety.replace_segments`: `.cleaned` -> `.swap` -> `.deleted`), later segments are renamed to
 `.deleted` newest first before they are removed, and the clean-shutdown marker is removed before the
 first change of data, so a kill at any point leaves a directory that both a broker and a re-run load
@@ -89,6 +90,7 @@ from kafkatool.ops.safety import (
     SwapResolution,
     crash_point,
     finish_interrupted_swaps,
+    read_consistently,
     replace_segments,
 )
 
@@ -1104,21 +1106,34 @@ def check_salvage_dir(salvage_dir: Path, log_dir: Path, partitions: Iterable[Pat
 def recover(
     path: Path, options: RecoverOptions, on_segment: Callable[[str, int], None] | None = None
 ) -> LogDirPlan:
-    """recover one log dir or partition dir (the caller holds the log dir's lock)."""
+    """recover one log dir or partition dir.
+
+    A real run needs the caller to hold the log dir's lock.  A dry run takes none (it previews a live
+    log dir too): it is planned again when a segment is renamed, replaced or truncated meanwhile.
+    """
     log_dir, parts = classify(path)
     if options.salvage_dir is not None:
         check_salvage_dir(options.salvage_dir, log_dir, parts)
-    phase_a = {d: run_phase_a(d, options.dry_run) for d in parts}
-    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
     if options.dry_run:
-        if options.salvage_dir is not None:
-            plan.salvage_reports = [
-                salv.SalvageReport(
-                    p.name, str(options.salvage_dir / p.name), [fs for _, fs in p.salvage], [], p.lost_offsets
-                )
-                for p in plan.partitions
-                if p.salvage
-            ]
-        return plan
+        return read_consistently(lambda: _preview(log_dir, parts, options, on_segment), parts)
+    phase_a = {d: run_phase_a(d, False) for d in parts}
+    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
     execute_log_dir(plan)
+    return plan
+
+
+def _preview(
+    log_dir: Path, parts: list[Path], options: RecoverOptions, on_segment: Callable[[str, int], None] | None
+) -> LogDirPlan:
+    """The dry run's plan: reads only."""
+    phase_a = {d: run_phase_a(d, True) for d in parts}
+    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
+    if options.salvage_dir is not None:
+        plan.salvage_reports = [
+            salv.SalvageReport(
+                p.name, str(options.salvage_dir / p.name), [fs for _, fs in p.salvage], [], p.lost_offsets
+            )
+            for p in plan.partitions
+            if p.salvage
+        ]
     return plan
