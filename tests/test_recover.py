@@ -529,3 +529,15 @@ def test_recover_kafka_version_is_checked(tmp_path: Path) -> None:
     proc = run_kafkatool(["recover", str(logs), "--kafka-version", "2.8"])
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["kafkatool: --kafka-version: '2.8' is not one of 3, 2.1"]
+
+
+def test_epoch_checkpoint_is_rewritten_in_the_broker_format_when_the_cache_flushes(tmp_path: Path) -> None:
+    """truncateFromStart finds the entry at the log start and flushes, though nothing moved: the
+    broker's CheckpointFile writes its own format (single spaces, the count it counted)."""
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    (d / "leader-epoch-checkpoint").write_bytes(b"0\n1\n0   0\n")
+    plan = recover(logs, RecoverOptions())
+    [action] = plan.partitions[0].actions
+    assert action.text == "rewrite leader-epoch-checkpoint in the broker's format: [0 0]"
+    assert (d / "leader-epoch-checkpoint").read_bytes() == b"0\n1\n0 0\n"

@@ -377,8 +377,8 @@ def _epoch_file_after_load(
     assigned: list[tuple[int, int]],
     log_end: int | None,
     start: int,
-) -> bytes:
-    """The leader-epoch-checkpoint bytes a broker leaves after loading a partition.
+) -> tuple[list[tuple[int, int]], bytes]:
+    """The leader-epoch cache and its file's bytes as a broker leaves them after loading a partition.
 
     LeaderEpochFileCache writes the whole file (`flush`) whenever `assign` changes the entries, when
     `truncateFromEnd(log end)` removes entries starting at or past the log end, and whenever
@@ -398,14 +398,8 @@ def _epoch_file_after_load(
         entries = [(before[-1][0], start)] + [e for e in entries if e[1] > start]
         flushed = True
     if flushed:
-        return format_checkpoint(list(entries)).encode()  # type: ignore[arg-type]
-    return b"" if current is None else current
-
-
-def _parse_epoch_bytes(data: bytes) -> list[tuple[int, int]]:
-    """Entries of a checkpoint this module formatted (or an empty file)."""
-    lines = data.decode().split("\n")
-    return [(int(e), int(o)) for e, o in (ln.split() for ln in lines[2:] if ln)]
+        return entries, format_checkpoint(list(entries)).encode()  # type: ignore[arg-type]
+    return entries, b"" if current is None else current
 
 
 def _describe_range(first: int, last: int | None) -> str:
@@ -705,19 +699,14 @@ def plan_partition(
     # 5. leader-epoch cache, as the broker leaves it after every load (not only after a truncation)
     if epochs_ok:
         start = plan.log_start if options.kafka_version == "2.1" else (log_start_checkpoint or 0)
-        new_bytes = _epoch_file_after_load(
-            view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None,
-            epochs_before,
-            epochs,
-            plan.log_end_after,
-            start,
-        )
         old_bytes = view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None
+        new_epochs, new_bytes = _epoch_file_after_load(old_bytes, epochs_before, epochs, plan.log_end_after, start)
         if new_bytes != old_bytes:
-            new_epochs = _parse_epoch_bytes(new_bytes)
             plan.epoch_bytes = new_bytes
             if old_bytes is None:
                 text = f"create {LEADER_EPOCH_CHECKPOINT} (empty, as a broker creates it)"
+            elif new_epochs == epochs_before:
+                text = f"rewrite {LEADER_EPOCH_CHECKPOINT} in the broker's format: {_fmt_epochs(new_epochs)}"
             else:
                 text = f"rewrite {LEADER_EPOCH_CHECKPOINT}: {_fmt_epochs(epochs_before)} -> {_fmt_epochs(new_epochs)}"
             plan.actions.append(

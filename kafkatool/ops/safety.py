@@ -209,10 +209,6 @@ def changed_files(before: dict[Path, tuple[int, int]], after: dict[Path, tuple[i
     return [path for path, ident in before.items() if identity_changed(ident, after.get(path))]
 
 
-#: test hook: called between the listing and the read of each try (a concurrent writer's moment)
-after_listing: Callable[[int], None] | None = None
-
-
 def read_consistently(read: Callable[[], _T], dirs: Iterable[Path], attempts: int = 3) -> _T:
     """Run a read-only pass until no file it could have read changed under it.
 
@@ -222,10 +218,8 @@ def read_consistently(read: Callable[[], _T], dirs: Iterable[Path], attempts: in
     """
     dirs = list(dirs)
     changed: list[Path] = []
-    for attempt in range(attempts):
+    for _ in range(attempts):
         before = dir_fingerprint(dirs)
-        if after_listing is not None:
-            after_listing(attempt)
         try:
             result = read()
         except FileNotFoundError as exc:
