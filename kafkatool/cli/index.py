@@ -234,11 +234,12 @@ def rebuild(
     with ExitStack() as stack:
         if dry_run:  # a preview takes no lock; it lists and reads again if a segment changes meanwhile
             _note_live_log_dirs(targets)
-        for ld in [] if dry_run else dict.fromkeys(log_dir_of(t.dir) for t in targets):
-            try:
-                stack.enter_context(LogDirLock(ld))
-            except LogDirLockedError as exc:
-                raise CliError(str(exc), EXIT_FAILURE) from None
+        else:
+            for ld in dict.fromkeys(log_dir_of(t.dir) for t in targets):
+                try:
+                    stack.enter_context(LogDirLock(ld))
+                except LogDirLockedError as exc:
+                    raise CliError(str(exc), EXIT_FAILURE) from None
         with progress("rebuilding indexes", total, quiet=quiet) as bar:
             step = lambda _s: bar.advance(1)  # noqa: E731
             if dry_run:
