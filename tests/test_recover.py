@@ -541,3 +541,17 @@ def test_epoch_checkpoint_is_rewritten_in_the_broker_format_when_the_cache_flush
     [action] = plan.partitions[0].actions
     assert action.text == "rewrite leader-epoch-checkpoint in the broker's format: [0 0]"
     assert (d / "leader-epoch-checkpoint").read_bytes() == b"0\n1\n0 0\n"
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2.1", b"0\n3\n0 0\n2 100\n1 50\n"),  # a ListBuffer of the lines; truncateFromStart(0) rewrites it
+        ("3", b"0\n2\n0 0\n1 50\n"),  # loaded through assign: (1, 50) removes the non-monotonic (2, 100)
+    ],
+)
+def test_a_non_monotonic_epoch_checkpoint_loads_by_release(tmp_path: Path, version: str, expected: bytes) -> None:
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    (d / "leader-epoch-checkpoint").write_bytes(b"0\n3\n0 0\n2 100\n1 50\n")
+    assert _epochs_after(logs, d, version) == expected

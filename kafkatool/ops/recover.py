@@ -371,15 +371,24 @@ def _epoch_assign(entries: list[tuple[int, int]], epoch: int, start: int) -> lis
     return [e for e in entries if e[0] < epoch and e[1] < start] + [(epoch, start)]
 
 
+def _epoch_load(entries: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Kafka 3.x's cache as loaded from a file: every entry assigned in turn (no flush)."""
+    out: list[tuple[int, int]] = []
+    for epoch, start in entries:
+        out = _epoch_assign(out, epoch, start)
+    return out
+
+
 def _epoch_file_after_load(
     current: bytes | None,
-    read: list[tuple[int, int]],
+    loaded: list[tuple[int, int]],
     assigned: list[tuple[int, int]],
     log_end: int | None,
     start: int,
 ) -> tuple[list[tuple[int, int]], bytes]:
     """The leader-epoch cache and its file's bytes as a broker leaves them after loading a partition.
 
+    `loaded` is the cache as loaded from `current`, `assigned` after recovery's assigns.
     LeaderEpochFileCache writes the whole file (`flush`) whenever `assign` changes the entries, when
     `truncateFromEnd(log end)` removes entries starting at or past the log end, and whenever
     `truncateFromStart(start)` finds an entry at or below `start` (it then moves that entry up to
@@ -389,7 +398,7 @@ def _epoch_file_after_load(
     3.x's LogLoader passes the log-start-offset checkpoint as it is.
     """
     entries = list(assigned)
-    flushed = entries != read
+    flushed = entries != loaded  # recovery's assign flushes when it changes the cache
     if log_end is not None and log_end >= 0 and entries and entries[-1][1] >= log_end:
         entries = [e for e in entries if e[1] < log_end]
         flushed = True
@@ -552,6 +561,11 @@ def plan_partition(
             epochs_ok = False
             plan.warnings.append(f"{LEADER_EPOCH_CHECKPOINT}: cannot read it ({exc}); left as it is")
     epochs_before = list(epochs)
+    if options.kafka_version != "2.1":
+        # 3.x's LeaderEpochFileCache loads the file through assign, dropping non-monotonic entries
+        # (in memory: the file changes at its next flush); 2.1's keeps the list as read
+        epochs = _epoch_load(epochs)
+    epochs_loaded = list(epochs)
     scans: dict[int, SegmentScan] = {}
     open_txns: set[int] = set()
     prev: int | None = None
@@ -700,7 +714,7 @@ def plan_partition(
     if epochs_ok:
         start = plan.log_start if options.kafka_version == "2.1" else (log_start_checkpoint or 0)
         old_bytes = view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None
-        new_epochs, new_bytes = _epoch_file_after_load(old_bytes, epochs_before, epochs, plan.log_end_after, start)
+        new_epochs, new_bytes = _epoch_file_after_load(old_bytes, epochs_loaded, epochs, plan.log_end_after, start)
         if new_bytes != old_bytes:
             plan.epoch_bytes = new_bytes
             if old_bytes is None:
