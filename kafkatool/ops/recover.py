@@ -17,8 +17,9 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
 5. leader-epoch cache, at every load: epochs recovery assigns, then entries at or past the new log
    end offset go (`truncateFromEnd`) and the first is moved up to the log start (`truncateFromStart`:
    Kafka 2.1 takes the log start offset, 3.x the log-start-offset checkpoint as it is, so leftover
-   `.deleted` segments that moved the start change the cache under 2.1 only); a missing
-   `leader-epoch-checkpoint` is created empty, as the broker's CheckpointFile does;
+   `.deleted` segments that moved the start change the cache under 2.1 only; 3.x also loads the file
+   through `assign`, dropping non-monotonic entries); a missing `leader-epoch-checkpoint` is created
+   empty, as the broker's CheckpointFile does;
 6. producer snapshots past the new log end offset, or corrupt, are deleted (the broker deletes them
    when it loads; it then rebuilds producer state from an older snapshot and the log);
 7. checkpoints: the recovery point becomes the new log end offset (every recovered file is fsynced
