@@ -245,9 +245,10 @@ _kafkatool() {
             case "$prev" in
                 --salvage) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --index-interval) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-version) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --full --dry-run --salvage --index-interval --format --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --full --dry-run --salvage --index-interval --kafka-version --format --quiet -q -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "replicas")

@@ -217,6 +217,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l full -d 'Recov
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l dry-run -d 'Print every change recover would make; change nothing.'
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l salvage -r -F -d 'Write every valid batch past the damage (and of deleted segments) here first.'
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l index-interval -r -F -d 'index.interval.bytes of the rebuilt indexes (the topic\'s; Kafka\'s default 4096).'
+complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l kafka-version -r -F -d 'Whose load rules for the leader-epoch cache: 3 (Kafka 3.x, default) or 2.1.'
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l format -r -F -d 'text or json.'
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -l quiet -s q -d 'No progress bar; skip partitions with nothing to change.'
 complete -c kafkatool -n '__fish_seen_subcommand_from recover' -s h -l help -d 'Show the help and exit.'

@@ -5,8 +5,8 @@ kafka-logs/corrupt/* dir (topic names with underscores, no recovery-point checkp
 index.interval.bytes).  Our recover of the same copies must leave the same .log, .index,
 .timeindex and .txnindex bytes.  Differences that are by design (documented in the README):
 the broker regenerates producer snapshots (we only delete stale and corrupt ones), deletes later
-segments asynchronously (its *.deleted files were still there), and creates an empty
-leader-epoch-checkpoint for partitions that had none.
+segments asynchronously (its *.deleted files were still there).  leader-epoch-checkpoint is
+compared too: the broker created an empty one for the partitions that had none.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.conftest import require_fixtures
 from tests.support.faults import copy_tree, run_kafkatool, write_partition
 
 SEGMENT_FILES = (".log", ".index", ".timeindex", ".txnindex")
-BY_DESIGN = (".snapshot", ".deleted", "leader-epoch-checkpoint")
+BY_DESIGN = (".snapshot", ".deleted")
 
 
 def corrupt_names() -> list[str]:
@@ -75,7 +75,7 @@ def tree_digest(path: Path, skip: tuple[str, ...] = (".lock",)) -> dict[str, str
 
 def test_recover_matches_the_real_broker(corrupt_log_dir: Path, fixtures: Path) -> None:
     """Every damaged dir: same segment files and bytes as Kafka 2.1.1 left; every difference listed."""
-    plan = recover(corrupt_log_dir, RecoverOptions())
+    plan = recover(corrupt_log_dir, RecoverOptions(kafka_version="2.1"))
     assert not plan.errors
     recovered = fixtures / "recovered" / "kafka-2.1.1"
     differences = []
@@ -83,7 +83,7 @@ def test_recover_matches_the_real_broker(corrupt_log_dir: Path, fixtures: Path) 
     for name in corrupt_names():
         ours, theirs = corrupt_log_dir / broker_name(name), recovered / broker_name(name)
         for n in sorted(set(os.listdir(ours)) | set(os.listdir(theirs))):
-            if not n.endswith(SEGMENT_FILES):
+            if not n.endswith(SEGMENT_FILES) and n != "leader-epoch-checkpoint":
                 continue
             a, b = ours / n, theirs / n
             if not a.exists() or not b.exists():
@@ -95,7 +95,7 @@ def test_recover_matches_the_real_broker(corrupt_log_dir: Path, fixtures: Path) 
             else:
                 compared += 1
     assert not differences, "\n".join(differences)
-    assert compared >= 60
+    assert compared >= 60 + len(corrupt_names())  # every leader-epoch-checkpoint too
     # the by-design differences, and nothing else
     for name in corrupt_names():
         ours, theirs = corrupt_log_dir / broker_name(name), recovered / broker_name(name)
@@ -149,15 +149,27 @@ def test_dry_run_changes_nothing_and_previews_the_real_run(corrupt_log_dir: Path
 
 
 @pytest.mark.parametrize("tree", ["kafka-0.10.2.1", "kafka-2.1.1", "kafka-3.3.1-kraft"])
-def test_recovering_an_undamaged_broker_dir_changes_nothing(
+def test_recovering_an_undamaged_broker_dir_changes_only_what_a_load_does(
     kafka_logs: Path, tmp_path: Path, tree: str
 ) -> None:
+    """Nothing changes but what a broker's load does to the leader-epoch cache of these dirs: an
+    empty leader-epoch-checkpoint where there is none (partitions a 0.10 broker or an old message
+    format left without one), and an entry starting at the log end offset dropped (an empty partition
+    whose leader had assigned epoch 0 at offset 0)."""
     work = copy_tree(kafka_logs / tree, tmp_path / tree)
     before = tree_digest(work)
     plan = recover(work, RecoverOptions())
     assert not plan.data_loss and not plan.errors
-    assert [a.text for p in plan.partitions for a in p.actions] == []
-    assert tree_digest(work) == before
+    changed = {f"{p.name}/{a.file}": a.text for p in plan.partitions for a in p.actions}
+    after = tree_digest(work)
+    assert {n for n in after if after[n] != before.get(n)} == set(changed)
+    for name, text in changed.items():
+        assert name.endswith("/leader-epoch-checkpoint"), text
+        if name in before:  # (0, 0) in a partition whose log end offset is 0
+            assert (work / name).read_text() == "0\n0\n", text
+        else:
+            assert (work / name).stat().st_size == 0, text
+    assert len(changed) == {"kafka-0.10.2.1": 10, "kafka-2.1.1": 6, "kafka-3.3.1-kraft": 1}[tree]
 
 
 def test_full_recovery_of_an_undamaged_dir_loses_nothing(kafka_logs: Path, tmp_path: Path) -> None:
@@ -351,7 +363,7 @@ def test_recover_cli_input_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2
 
 
-def test_recover_refuses_while_a_broker_holds_the_lock(tmp_path: Path) -> None:
+def test_recover_refuses_while_a_broker_holds_the_lock_but_previews(tmp_path: Path) -> None:
     logs, d = _log_dir(tmp_path, segments=(5,))
     _flip(d / "00000000000000000000.log", 300)
     holder = subprocess.Popen(
@@ -368,10 +380,13 @@ def test_recover_refuses_while_a_broker_holds_the_lock(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         before = tree_digest(logs, skip=())
-        for args in (["recover", str(d)], ["recover", str(logs), "--dry-run"]):
-            proc = run_kafkatool(args)
-            assert proc.returncode == 3, proc.stderr
-            assert proc.stderr.startswith("kafkatool: ") and "locked by another process" in proc.stderr
+        proc = run_kafkatool(["recover", str(d)])
+        assert proc.returncode == 3, proc.stderr
+        assert proc.stderr.startswith("kafkatool: ") and "locked by another process" in proc.stderr
+        # a preview takes no lock: it reads the live dir and says so (tests/test_readonly_modes.py)
+        proc = run_kafkatool(["recover", str(logs), "--dry-run"])
+        assert proc.returncode == 1 and "would truncate" in proc.stdout, proc.stderr
+        assert proc.stderr.startswith("kafkatool: note: ") and "held by another process" in proc.stderr
         assert tree_digest(logs, skip=()) == before
     finally:
         holder.kill()
@@ -421,3 +436,122 @@ def test_damage_below_the_recovery_point_does_not_stop_recovery_after_it(tmp_pat
         ("orders", 0): p.log_end_after
     }
     assert all(c.ok for c in verify_targets(resolve_targets([d])))
+
+
+# ---------------------------------------------------------------------------------------------
+# the leader-epoch cache as a broker's load leaves it (LeaderEpochFileCache, Log / LogLoader at
+# Kafka 2.1.1 and 3.3.1): expected files derived from the source, built with our writers
+# ---------------------------------------------------------------------------------------------
+
+
+def _epochs_after(logs: Path, d: Path, version: str, dry_run: bool = False) -> bytes | None:
+    plan = recover(logs, RecoverOptions(kafka_version=version, dry_run=dry_run))
+    assert not plan.errors and not plan.data_loss
+    f = d / "leader-epoch-checkpoint"
+    return f.read_bytes() if f.exists() else None
+
+
+@pytest.mark.parametrize("version", ["2.1", "3"])
+def test_epoch_entries_past_the_log_end_go_at_every_load(tmp_path: Path, version: str) -> None:
+    """truncateFromEnd(log end offset) runs at every load, even when nothing is recovered: entries
+    starting at or past the log end (800) are removed and the file rewritten."""
+    from kafkatool.log.checkpoint import write_leader_epoch_checkpoint
+
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    write_leader_epoch_checkpoint(d / "leader-epoch-checkpoint", [(0, 0), (1, 800), (2, 900)])
+    before = tree_digest(logs)
+    assert _epochs_after(logs, d, version, dry_run=True) == b"0\n3\n0 0\n1 800\n2 900\n"
+    assert tree_digest(logs) == before  # the preview changes nothing
+    assert _epochs_after(logs, d, version) == b"0\n1\n0 0\n"
+    assert _epochs_after(logs, d, version) == b"0\n1\n0 0\n"  # a second load changes nothing more
+
+
+@pytest.mark.parametrize("version", ["2.1", "3"])
+def test_a_missing_epoch_checkpoint_is_created_as_the_broker_does(tmp_path: Path, version: str) -> None:
+    """The CheckpointFile constructor creates the file empty; it is written only when the cache
+    changes (here: recovery assigns epoch 0 at offset 0 when there is no clean shutdown)."""
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    assert _epochs_after(logs, d, version) == b""
+    os.unlink(d / "leader-epoch-checkpoint")
+    (logs / ".kafka_cleanshutdown").unlink()
+    assert _epochs_after(logs, d, version) == b"0\n1\n0 0\n"
+
+
+@pytest.mark.parametrize(
+    ("version", "log_start_checkpoint", "expected"),
+    [
+        ("2.1", None, b"0\n1\n0 400\n"),  # truncateFromStart(max(checkpoint, first base)) = 400
+        ("3", None, b"0\n1\n0 0\n"),  # truncateFromStart(log-start checkpoint, 0 when absent)
+        ("2.1", 300, b"0\n1\n0 400\n"),
+        ("3", 300, b"0\n1\n0 300\n"),
+    ],
+)
+def test_leftover_deleted_segments_move_the_epoch_start_by_release(
+    tmp_path: Path, version: str, log_start_checkpoint: int | None, expected: bytes
+) -> None:
+    """Leftover *.deleted segments 0 and 200 are removed, so the log starts at 400; Kafka 2.1.1's
+    Log truncates the cache from that start, 3.3.1's LogLoader from the log-start-offset checkpoint."""
+    from kafkatool.log.checkpoint import write_leader_epoch_checkpoint
+
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    write_leader_epoch_checkpoint(d / "leader-epoch-checkpoint", [(0, 0)])
+    if log_start_checkpoint is not None:
+        write_offset_checkpoint(logs / "log-start-offset-checkpoint", {("orders", 0): log_start_checkpoint})
+    for n in os.listdir(d):
+        if n[:20] in ("00000000000000000000", "00000000000000000200"):
+            os.replace(d / n, d / (n + ".deleted"))
+    assert _epochs_after(logs, d, version) == expected
+    assert [s.base_offset for s in list_segments(d)] == [400, 600]
+
+
+def test_recover_text_names_a_missing_checkpoint_entry(tmp_path: Path) -> None:
+    """A partition without a recovery-point entry: the text says it is added, never Python's None."""
+    logs, d = _log_dir(tmp_path)
+    _flip(d / "00000000000000000600.log", 500)
+    for args in (["--dry-run"], ["--dry-run", "--format", "json"], []):
+        proc = run_kafkatool(["recover", str(logs), "--quiet", *args])
+        assert proc.returncode == 1, proc.stderr
+        assert "None" not in proc.stdout and "null ->" not in proc.stdout
+        if "json" in args:
+            [a] = [a for a in json.loads(proc.stdout)["log_dir_actions"] if a["action"] == "update_checkpoint"]
+            assert a["old"] is None and a["added"] is True
+            assert "(no entry: added) -> " in a["description"]
+        else:
+            line = next(ln for ln in proc.stdout.splitlines() if "recovery-point-offset-checkpoint" in ln)
+            assert "orders 0 in recovery-point-offset-checkpoint: (no entry: added) -> " in line, line
+
+
+def test_recover_kafka_version_is_checked(tmp_path: Path) -> None:
+    logs, _d = _log_dir(tmp_path)
+    proc = run_kafkatool(["recover", str(logs), "--kafka-version", "2.8"])
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["kafkatool: --kafka-version: '2.8' is not one of 3, 2.1"]
+
+
+def test_epoch_checkpoint_is_rewritten_in_the_broker_format_when_the_cache_flushes(tmp_path: Path) -> None:
+    """truncateFromStart finds the entry at the log start and flushes, though nothing moved: the
+    broker's CheckpointFile writes its own format (single spaces, the count it counted)."""
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    (d / "leader-epoch-checkpoint").write_bytes(b"0\n1\n0   0\n")
+    plan = recover(logs, RecoverOptions())
+    [action] = plan.partitions[0].actions
+    assert action.text == "rewrite leader-epoch-checkpoint in the broker's format: [0 0]"
+    assert (d / "leader-epoch-checkpoint").read_bytes() == b"0\n1\n0 0\n"
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2.1", b"0\n3\n0 0\n2 100\n1 50\n"),  # a ListBuffer of the lines; truncateFromStart(0) rewrites it
+        ("3", b"0\n2\n0 0\n1 50\n"),  # loaded through assign: (1, 50) removes the non-monotonic (2, 100)
+    ],
+)
+def test_a_non_monotonic_epoch_checkpoint_loads_by_release(tmp_path: Path, version: str, expected: bytes) -> None:
+    logs, d = _log_dir(tmp_path)
+    (logs / ".kafka_cleanshutdown").write_text("")
+    (d / "leader-epoch-checkpoint").write_bytes(b"0\n3\n0 0\n2 100\n1 50\n")
+    assert _epochs_after(logs, d, version) == expected

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 
 import typer
 
@@ -36,7 +35,8 @@ index entries are checked against the log as Kafka's tool does, mismatches repor
 A partition or log dir dumps every index file in it; a .log file dumps its segment's indexes.
 
 \b
-Exit codes: 0 ok; 1 a file could not be read to the end; 2 bad path or option.
+Exit codes: 0 ok; 1 a file could not be read to the end; 2 bad path or option; 3 a file was
+renamed, replaced or truncated while it was read (no lock is taken).
 
 \b
 Examples:
@@ -60,7 +60,8 @@ in the log and no other.  One summary line per file.
 
 \b
 Formats: text (default), json (one array of per-file rows), ndjson, csv, table.
-Exit codes: 0 clean; 1 problems found; 2 could not run (bad path or option).
+Exit codes: 0 clean; 1 problems found; 2 could not run (bad path or option); 3 a file kept changing
+while it was read (no lock is taken: it is listed and verified again when a segment is swapped).
 
 \b
 Examples:
@@ -78,7 +79,8 @@ transaction index gets one entry per ABORT marker with the first offset and last
 broker's producer state gives (read from producer snapshots and the log before the segment).
 Only the valid part of a damaged log is indexed; the damage is reported (exit 1) - run
 `kafkatool recover` to truncate it.  Files are written beside the old ones and renamed over them.
-Refuses while a broker holds the log dir's .lock.
+Refuses while a broker holds the log dir's .lock (--dry-run takes no lock and reads again if a
+segment is swapped or truncated meanwhile).
 
 \b
 Formats: text (default), json, ndjson, csv, table: one row per index file.
@@ -107,6 +109,16 @@ def _targets(paths: list[str]):  # type: ignore[no-untyped-def]
         raise CliError(str(exc), EXIT_USAGE) from None
 
 
+def _note_live_log_dirs(targets) -> None:  # type: ignore[no-untyped-def]
+    """Read-only modes take no lock: say so once per log dir a broker (or a writer) holds."""
+    from kafkatool.ops.safety import lock_holder_note, log_dir_of
+
+    for ld in dict.fromkeys(log_dir_of(t.dir) for t in targets):
+        note = lock_holder_note(ld)
+        if note:
+            sys.stderr.write(f"kafkatool: {note}\n")
+
+
 def _check_interval(index_interval: int) -> None:
     if index_interval < 0:
         raise CliError(f"--index-interval: {index_interval} is negative", EXIT_USAGE)
@@ -122,9 +134,11 @@ def dump(
 
     if output_format not in ("text", "json", "ndjson"):
         raise CliError(f"--format: {output_format!r} is not one of text, json, ndjson", EXIT_USAGE)
-    files = [f for t in _targets(paths) for f in index_files_of(t)]
+    targets = _targets(paths)
+    files = [f for t in targets for f in index_files_of(t)]
     if not files:
         raise CliError("no index files found in the given paths", EXIT_USAGE)
+    _note_live_log_dirs(targets)
     sys.stdout.flush()
     code = dump_index_files(files, output_format, sys.stdout.buffer, sys.stderr.buffer)
     sys.stdout.buffer.flush()
@@ -150,13 +164,21 @@ def verify(
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import check_format, render_rows
     from kafkatool.ops.indexcheck import verify_targets
+    from kafkatool.ops.safety import read_consistently
 
     check_format(output_format)
     _check_interval(index_interval)
     targets = _targets(paths)
+    _note_live_log_dirs(targets)
     total = sum(len(t.segments) for t in targets)
     with progress("verifying segments", total, quiet=quiet) as bar:
-        checks = verify_targets(targets, index_interval, on_segment=lambda _s: bar.advance(1), strict=strict)
+        # no lock: a segment swapped or truncated meanwhile makes it list and verify again
+        checks = read_consistently(
+            lambda: verify_targets(
+                _targets(paths), index_interval, on_segment=lambda _s: bar.advance(1), strict=strict
+            ),
+            [t.dir for t in targets],
+        )
     bad = [c for c in checks if not c.ok]
     if output_format == "text":
         out = []
@@ -194,30 +216,36 @@ def rebuild(
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import check_format, render_rows
     from kafkatool.ops.indexcheck import rebuild_target
-    from kafkatool.ops.safety import LogDirLock, LogDirLockedError, log_dir_of
+    from kafkatool.ops.safety import LogDirLock, LogDirLockedError, log_dir_of, read_consistently
 
     check_format(output_format)
     _check_interval(index_interval)
     targets = _targets(paths)
     total = sum(len(t.segments) for t in targets)
-    changes = []
-    damaged = []
-    with ExitStack() as stack:
-        locked: set[Path] = set()
+
+    def run(targets, on_segment):  # type: ignore[no-untyped-def]
+        changes, damaged = [], []
         for t in targets:
-            ld = log_dir_of(t.dir)
-            if ld in locked:
-                continue
-            try:
-                stack.enter_context(LogDirLock(ld, create=not dry_run))
-            except LogDirLockedError as exc:
-                raise CliError(str(exc), EXIT_FAILURE) from None
-            locked.add(ld)
+            res = rebuild_target(t, index_interval, dry_run, on_segment=on_segment)
+            changes.extend(res.changes)
+            damaged.extend(res.findings)
+        return changes, damaged
+
+    with ExitStack() as stack:
+        if dry_run:  # a preview takes no lock; it lists and reads again if a segment changes meanwhile
+            _note_live_log_dirs(targets)
+        else:
+            for ld in dict.fromkeys(log_dir_of(t.dir) for t in targets):
+                try:
+                    stack.enter_context(LogDirLock(ld))
+                except LogDirLockedError as exc:
+                    raise CliError(str(exc), EXIT_FAILURE) from None
         with progress("rebuilding indexes", total, quiet=quiet) as bar:
-            for t in targets:
-                res = rebuild_target(t, index_interval, dry_run, on_segment=lambda _s: bar.advance(1))
-                changes.extend(res.changes)
-                damaged.extend(res.findings)
+            step = lambda _s: bar.advance(1)  # noqa: E731
+            if dry_run:
+                changes, damaged = read_consistently(lambda: run(_targets(paths), step), [t.dir for t in targets])
+            else:
+                changes, damaged = run(targets, step)
     if output_format == "text":
         verb = "would rewrite" if dry_run else "rewrote"
         out = []

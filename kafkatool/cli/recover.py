@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import typer
@@ -21,9 +22,11 @@ and (unless the log dir has .kafka_cleanshutdown) every segment from the one hol
 point in recovery-point-offset-checkpoint (0 when absent) on, or every segment with --full - by
 validating each batch (size, outer CRC, offsets) and truncating at the first invalid or partial
 one, deleting all later segments; rebuild .index/.timeindex/.txnindex (byte-identical to what the
-broker writes with the same --index-interval); truncate leader-epoch-checkpoint past the new log
-end; delete producer snapshots past it or corrupt; set the recovery point to the new log end
-offset and lower the high watermark and cleaner checkpoints if above it.
+broker writes with the same --index-interval); load leader-epoch-checkpoint as the broker does at
+every start (entries past the new log end go, the first moves up to the log start - by Kafka 2.1's
+or 3.x's rule, --kafka-version - and a missing one is created empty); delete producer snapshots
+past the log end or corrupt; set the recovery point to the new log end offset and lower the high
+watermark and cleaner checkpoints if above it.
 
 --dry-run prints every change (files, byte ranges, offsets lost) and changes nothing.  --salvage DIR
 first scans past the damage for further valid batches (framing + CRC; a v2 batch whose only damage
@@ -31,15 +34,17 @@ is its length field is repaired), writes every one of them - and every batch of 
 recovery deletes - as valid segments to DIR/<partition>/, and reports the exact byte ranges and
 offset ranges that could not be read (also in DIR/salvage-report.json).
 
-Safety: refuses while a broker holds the log dir's .lock; new files are written beside the old and
-renamed in (Kafka's .cleaned -> .swap -> .deleted protocol), so a kill at any point leaves a
-directory a broker (or a re-run) loads to the same result; nothing is deleted without being reported.
+Safety: refuses while a broker holds the log dir's .lock (--dry-run takes no lock: it previews a
+live log dir, says so on stderr, and plans again if a segment is swapped or truncated under it; a
+file that keeps changing is named, exit 3); new files are written beside the old and renamed in
+(Kafka's .cleaned -> .swap -> .deleted protocol), so a kill at any point leaves a directory a
+broker (or a re-run) loads to the same result; nothing is deleted without being reported.
 
 \b
 Formats: text (default), json (the whole report).
 Exit codes: 0 done, no record lost; 1 records were (or, with --dry-run, would be) lost, or a
 partition could not be recovered (see the report); 2 bad path or option; 3 the log dir is locked by
-a running broker, or an I/O error.
+a running broker (not with --dry-run), a file kept changing while --dry-run read it, or an I/O error.
 
 \b
 Examples:
@@ -134,6 +139,11 @@ def recover_cmd(
         "--index-interval",
         help="index.interval.bytes of the rebuilt indexes (the topic's; Kafka's default 4096).",
     ),
+    kafka_version: str = typer.Option(
+        "3",
+        "--kafka-version",
+        help="Whose load rules for the leader-epoch cache: 3 (Kafka 3.x, default) or 2.1.",
+    ),
     output_format: str = typer.Option("text", "--format", help="text or json."),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No progress bar; skip partitions with nothing to change."
@@ -141,30 +151,37 @@ def recover_cmd(
 ) -> None:
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import render_json
-    from kafkatool.ops.recover import RecoverInputError, RecoverOptions, classify, recover
-    from kafkatool.ops.safety import LogDirLock, LogDirLockedError
+    from kafkatool.ops.recover import KAFKA_VERSIONS, RecoverInputError, RecoverOptions, classify, recover
+    from kafkatool.ops.safety import LogDirLock, LogDirLockedError, lock_holder_note
 
     if output_format not in ("text", "json"):
         raise CliError(f"--format: {output_format!r} is not one of text, json", EXIT_USAGE)
+    if kafka_version not in KAFKA_VERSIONS:
+        raise CliError(f"--kafka-version: {kafka_version!r} is not one of {', '.join(KAFKA_VERSIONS)}", EXIT_USAGE)
     if index_interval < 0:
         raise CliError(f"--index-interval: {index_interval} is negative", EXIT_USAGE)
     try:
         log_dir, parts = classify(path)
     except RecoverInputError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    options = RecoverOptions(full=full, dry_run=dry_run, index_interval=index_interval, salvage_dir=salvage)
-    try:
-        lock = LogDirLock(log_dir, create=not dry_run)
-        lock.__enter__()
-    except LogDirLockedError as exc:
-        raise CliError(str(exc), EXIT_FAILURE) from None
-    try:
-        with progress("recovering segments", None, quiet=quiet) as bar:
-            plan = recover(path, options, on_segment=lambda _p, _b: bar.advance(1))
-    except RecoverInputError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
-    finally:
-        lock.__exit__(None, None, None)
+    options = RecoverOptions(
+        full=full, dry_run=dry_run, index_interval=index_interval, salvage_dir=salvage, kafka_version=kafka_version
+    )
+    with ExitStack() as stack:
+        if dry_run:  # a preview reads only: it takes no lock, so it works beside a running broker
+            note = lock_holder_note(log_dir)
+            if note:
+                sys.stderr.write(f"kafkatool: {note}\n")
+        else:
+            try:
+                stack.enter_context(LogDirLock(log_dir))
+            except LogDirLockedError as exc:
+                raise CliError(str(exc), EXIT_FAILURE) from None
+        try:
+            with progress("recovering segments", None, quiet=quiet) as bar:
+                plan = recover(path, options, on_segment=lambda _p, _b: bar.advance(1))
+        except RecoverInputError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
     if output_format == "json":
         render_json(plan.to_json())
     else:

@@ -69,7 +69,14 @@ from kafkatool.log.index import (
 from kafkatool.log.records import TS_LOG_APPEND, Batch, BatchKeyColumns, BatchScan, Record, decode_key_columns
 from kafkatool.log.writer import SegmentWriter, encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.offsetmap import KEY_HASH, OffsetMap, digest_array
-from kafkatool.ops.safety import LogDirLock, finish_interrupted_swaps, is_locked, log_dir_of, replace_segments
+from kafkatool.ops.safety import (
+    LogDirLock,
+    finish_interrupted_swaps,
+    is_locked,
+    log_dir_of,
+    read_consistently,
+    replace_segments,
+)
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
@@ -1422,8 +1429,11 @@ def compact_partition(
             raise CompactInputError(f"{partition_dir}: not a directory")
         raise FileNotFoundError(2, "No such file or directory", str(partition_dir))
     log_dir = log_dir_of(partition_dir)
-    if dry_run:
-        result = _compact(partition_dir, cfg, now, True, offset_map, first_dirty_offset, until_offset, progress)
+    if dry_run:  # no lock: a segment swapped or truncated under the read (a broker's cleaner) reads it again
+        result = read_consistently(
+            lambda: _compact(partition_dir, cfg, now, True, offset_map, first_dirty_offset, until_offset, progress),
+            [partition_dir],
+        )
         result.locked = is_locked(log_dir)
         result.resolved_temp_files = _temp_files(partition_dir)
     else:

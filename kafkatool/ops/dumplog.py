@@ -40,6 +40,7 @@ from kafkatool.log.records import (
     read_batch_header,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
+from kafkatool.ops.safety import file_identity, identity_changed
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -163,8 +164,11 @@ class DumpResult:
 
     @property
     def exit_code(self) -> int:
-        """0: Kafka's tool would have succeeded; 1: a file was corrupt past reading; 2: bad input."""
+        """0: Kafka's tool would have succeeded; 1: a file was corrupt past reading; 2: bad input;
+        3: a file changed while it was read (another process renamed, replaced or truncated it)."""
         kinds = {p.kind for p in self.problems if p.fatal}
+        if "changed" in kinds:
+            return 3
         if "io" in kinds or "input" in kinds:
             return 2
         return 1 if kinds else 0
@@ -363,9 +367,13 @@ class LogDumper:
         )
         self.json = opts.output in ("json", "ndjson")
         self._json_first = True
+        self._line_open = False  # stdout ends with the start of a batch line Kafka's tool died on
 
     # -- output helpers ------------------------------------------------------------------------
     def _w(self, data: bytes) -> None:
+        if self._line_open:  # Kafka's tool would have died after the line's start; we go on below it
+            self._line_open = False
+            data = b"\n" + data
         self.out.write(data)
 
     def _emit(self, obj: dict) -> None:
@@ -412,6 +420,7 @@ class LogDumper:
                 raise IsADirectoryError(f"{shown}: is a directory (give segment files, e.g. {shown}/*.log)")
             if not path.is_file():  # a FIFO would block the open() forever, a device would never end
                 raise OSError(errno.EINVAL, "not a regular file")
+            before = file_identity(path)
             if suffix in (".log", ".checkpoint"):
                 self.dump_log(path, shown)
             elif suffix == ".index":
@@ -429,6 +438,13 @@ class LogDumper:
                     self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
                 else:
                     self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
+            if identity_changed(before, file_identity(path)):  # no lock is taken: a broker or compact may swap it
+                self.problem(
+                    shown,
+                    "changed",
+                    f"{shown}: changed while being read (renamed, replaced or truncated by another process); "
+                    "run again",
+                )
         except BadFileName as exc:
             self.problem(shown, "input", f"{shown}: {exc}")
         except (CorruptRecordError, CorruptIndexError, LogFormatError) as exc:
@@ -514,7 +530,13 @@ class LogDumper:
         try:
             for batch in scan:
                 nbatches += 1
-                pend(batch_line(batch))
+                try:
+                    pend(batch_line(batch))
+                except CorruptRecordError:  # an unknown codec: Kafka printed the line's start, then died
+                    w(b"".join(pending) + batch_line_start(batch))
+                    pending.clear()
+                    self._line_open = True
+                    raise
                 if deep:
                     try:
                         recs = batch.records()
@@ -585,6 +607,7 @@ class LogDumper:
                 if t is not None:
                     inflight.append(pool.apply_async(_render_chunk, (t,)))
                 self._w(out)
+                self._line_open = error is not None and out[-1:] not in (b"", b"\n")
                 self.result.batches += nbatches
                 self.result.records += nrecords
                 if first != -1:
@@ -1063,22 +1086,39 @@ def codec_name(codec: int) -> str:
     raise CorruptRecordError(f"Unknown compression type id: {codec}")
 
 
+def _v2_start_fields(b: Batch) -> tuple:
+    dh = b.delete_horizon_ms
+    return (
+        b.base_offset,
+        b.last_offset,
+        b.count,
+        b.base_sequence,
+        b.last_sequence,
+        b.producer_id,
+        b.producer_epoch,
+        b.partition_leader_epoch,
+        _BOOL[b.is_transactional],
+        _BOOL[b.is_control],
+        b"OptionalLong.empty" if dh is None else b"OptionalLong[%d]" % dh,
+    )
+
+
+_V2_START = _V2_LINE[: _V2_LINE.index(b" position: ")]
+
+
+def batch_line_start(b: Batch) -> bytes:
+    """The part of the batch line Kafka's printBatchLevel prints (`print`, no newline) before it builds
+    the rest, whose compression type an unknown codec id makes throw: all the tool shows of that batch."""
+    if b.magic >= 2:
+        return _V2_START % _v2_start_fields(b)
+    return b"offset: %d" % b.last_offset
+
+
 def batch_line(b: Batch) -> bytes:
     """Kafka's batch-level line (printBatchLevel)."""
     if b.magic >= 2:
-        dh = b.delete_horizon_ms
         return _V2_LINE % (
-            b.base_offset,
-            b.last_offset,
-            b.count,
-            b.base_sequence,
-            b.last_sequence,
-            b.producer_id,
-            b.producer_epoch,
-            b.partition_leader_epoch,
-            _BOOL[b.is_transactional],
-            _BOOL[b.is_control],
-            b"OptionalLong.empty" if dh is None else b"OptionalLong[%d]" % dh,
+            *_v2_start_fields(b),
             b.position,
             _TS_NAMES[b.timestamp_type],
             b.max_timestamp,

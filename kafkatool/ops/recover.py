@@ -14,18 +14,24 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
 4. recover each in order (`indexcheck.scan_segment` = `LogSegment.recover`): validate batches, stop
    at the first invalid or partial one, truncate there, and - when that segment was past the
    recovery point - delete every later segment; rebuild `.index`/`.timeindex`/`.txnindex`;
-5. leader-epoch cache: epochs recovery assigns, then entries at or past the new log end offset go
-   (`truncateFromEnd`) and the first is moved up to the log start (`truncateFromStart`);
+5. leader-epoch cache, at every load: epochs recovery assigns, then entries at or past the new log
+   end offset go (`truncateFromEnd`) and the first is moved up to the log start (`truncateFromStart`:
+   Kafka 2.1 takes the log start offset, 3.x the log-start-offset checkpoint as it is, so leftover
+   `.deleted` segments that moved the start change the cache under 2.1 only; 3.x also loads the file
+   through `assign`, dropping non-monotonic entries); a missing `leader-epoch-checkpoint` is created
+   empty, as the broker's CheckpointFile does;
 6. producer snapshots past the new log end offset, or corrupt, are deleted (the broker deletes them
    when it loads; it then rebuilds producer state from an older snapshot and the log);
 7. checkpoints: the recovery point becomes the new log end offset (every recovered file is fsynced
    first); high watermark and cleaner offset are lowered to it if above.
 
 Not done as the broker does (documented in README): producer snapshots are deleted, not rewritten;
-an empty `leader-epoch-checkpoint` is not created for partitions that have none; a segment holding
-offsets beyond int32 of its base (the broker splits it) is reported and its partition left alone.
+a topic whose message.format.version is below 0.11 (the broker deletes its leader-epoch-checkpoint)
+is not known offline, so the file is kept; a segment holding offsets beyond int32 of its base (the
+broker splits it) is reported and its partition left alone.
 
-Safety: everything happens under the log dir's lock; new data is written beside the old and renamed
+Safety: a real run happens under the log dir's lock (a dry run takes none and is planned again when
+files change under it: `safety.read_consistently`); new data is written beside the old and renamed
 in (`safety.replace_segments`: `.cleaned` -> `.swap` -> `.deleted`), later segments are renamed to
 `.deleted` newest first before they are removed, and the clean-shutdown marker is removed before the
 first change of data, so a kill at any point leaves a directory that both a broker and a re-run load
@@ -85,6 +91,7 @@ from kafkatool.ops.safety import (
     SwapResolution,
     crash_point,
     finish_interrupted_swaps,
+    read_consistently,
     replace_segments,
 )
 
@@ -103,6 +110,10 @@ class RecoverOptions:
     dry_run: bool = False
     index_interval: int = DEFAULT_INDEX_INTERVAL
     salvage_dir: Path | None = None
+    kafka_version: str = "3"  # whose load rules for the leader-epoch cache: "3" (3.x LogLoader) or "2.1"
+
+
+KAFKA_VERSIONS = ("3", "2.1")
 
 
 @dataclass
@@ -153,7 +164,7 @@ class PartitionPlan:
     )  # base, valid, indexes
     segment_deletes: list[int] = field(default_factory=list)
     snapshot_deletes: list[str] = field(default_factory=list)
-    epoch_entries: list[tuple[int, int]] | None = None  # new leader-epoch-checkpoint, when it changes
+    epoch_bytes: bytes | None = None  # new leader-epoch-checkpoint, when it changes
     salvage: list[tuple[Path, salv.FileSalvage]] = field(default_factory=list)
     salvage_next_bases: list[int | None] = field(default_factory=list)
     lost_offsets: list[tuple[int, int | None]] = field(default_factory=list)
@@ -361,13 +372,44 @@ def _epoch_assign(entries: list[tuple[int, int]], epoch: int, start: int) -> lis
     return [e for e in entries if e[0] < epoch and e[1] < start] + [(epoch, start)]
 
 
-def _epoch_truncate(entries: list[tuple[int, int]], log_end: int, log_start: int) -> list[tuple[int, int]]:
-    """truncateFromEnd(log end) then truncateFromStart(log start)."""
-    out = [e for e in entries if e[1] < log_end] if log_end >= 0 else list(entries)
-    before = [e for e in out if e[1] <= log_start]
-    if before:
-        out = [(before[-1][0], log_start)] + [e for e in out if e[1] > log_start]
+def _epoch_load(entries: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Kafka 3.x's cache as loaded from a file: every entry assigned in turn (no flush)."""
+    out: list[tuple[int, int]] = []
+    for epoch, start in entries:
+        out = _epoch_assign(out, epoch, start)
     return out
+
+
+def _epoch_file_after_load(
+    current: bytes | None,
+    loaded: list[tuple[int, int]],
+    assigned: list[tuple[int, int]],
+    log_end: int | None,
+    start: int,
+) -> tuple[list[tuple[int, int]], bytes]:
+    """The leader-epoch cache and its file's bytes as a broker leaves them after loading a partition.
+
+    `loaded` is the cache as loaded from `current`, `assigned` after recovery's assigns.
+    LeaderEpochFileCache writes the whole file (`flush`) whenever `assign` changes the entries, when
+    `truncateFromEnd(log end)` removes entries starting at or past the log end, and whenever
+    `truncateFromStart(start)` finds an entry at or below `start` (it then moves that entry up to
+    `start`, rewriting the file even when nothing moved).  A missing file is created empty by the
+    CheckpointFile constructor and stays empty until the first flush.  `start` is the release's:
+    Kafka 2.1 uses the log start offset (the checkpoint's, raised to the first segment's base);
+    3.x's LogLoader passes the log-start-offset checkpoint as it is.
+    """
+    entries = list(assigned)
+    flushed = entries != loaded  # recovery's assign flushes when it changes the cache
+    if log_end is not None and log_end >= 0 and entries and entries[-1][1] >= log_end:
+        entries = [e for e in entries if e[1] < log_end]
+        flushed = True
+    before = [e for e in entries if e[1] <= start]
+    if before:
+        entries = [(before[-1][0], start)] + [e for e in entries if e[1] > start]
+        flushed = True
+    if flushed:
+        return entries, format_checkpoint(list(entries)).encode()  # type: ignore[arg-type]
+    return entries, b"" if current is None else current
 
 
 def _describe_range(first: int, last: int | None) -> str:
@@ -520,6 +562,11 @@ def plan_partition(
             epochs_ok = False
             plan.warnings.append(f"{LEADER_EPOCH_CHECKPOINT}: cannot read it ({exc}); left as it is")
     epochs_before = list(epochs)
+    if options.kafka_version != "2.1":
+        # 3.x's LeaderEpochFileCache loads the file through assign, dropping non-monotonic entries
+        # (in memory: the file changes at its next flush); 2.1's keeps the list as read
+        epochs = _epoch_load(epochs)
+    epochs_loaded = list(epochs)
     scans: dict[int, SegmentScan] = {}
     open_txns: set[int] = set()
     prev: int | None = None
@@ -664,20 +711,28 @@ def plan_partition(
                 plan.index_writes[Path(c.file)] = files[Path(c.file)]
     plan.actions.extend(delete_actions)
 
-    # 5. leader-epoch cache.  The broker also applies truncateFromEnd/Start at every start (dropping,
-    # say, an entry that starts exactly at the log end); recover only does it when it changes the log
-    # or recovery assigned epochs, so that an undamaged dir stays byte for byte as it is.
-    log_changed = bool(truncated) or bool(later) or epochs != epochs_before
-    if epochs_ok and log_changed:
-        new_epochs = _epoch_truncate(epochs, plan.log_end_after, plan.log_start)
-        if new_epochs != epochs_before and (epochs_file or new_epochs):
-            plan.epoch_entries = new_epochs
+    # 5. leader-epoch cache, as the broker leaves it after every load (not only after a truncation)
+    if epochs_ok:
+        start = plan.log_start if options.kafka_version == "2.1" else (log_start_checkpoint or 0)
+        old_bytes = view.read(LEADER_EPOCH_CHECKPOINT) if epochs_file else None
+        new_epochs, new_bytes = _epoch_file_after_load(old_bytes, epochs_loaded, epochs, plan.log_end_after, start)
+        if new_bytes != old_bytes:
+            plan.epoch_bytes = new_bytes
+            if old_bytes is None:
+                text = f"create {LEADER_EPOCH_CHECKPOINT} (empty, as a broker creates it)"
+            elif new_epochs == epochs_before:
+                text = f"rewrite {LEADER_EPOCH_CHECKPOINT} in the broker's format: {_fmt_epochs(new_epochs)}"
+            else:
+                text = f"rewrite {LEADER_EPOCH_CHECKPOINT}: {_fmt_epochs(epochs_before)} -> {_fmt_epochs(new_epochs)}"
             plan.actions.append(
                 Action(
                     "write_leader_epoch_checkpoint",
                     LEADER_EPOCH_CHECKPOINT,
-                    f"rewrite {LEADER_EPOCH_CHECKPOINT}: {_fmt_epochs(epochs_before)} -> {_fmt_epochs(new_epochs)}",
-                    {"old": [list(e) for e in epochs_before], "new": [list(e) for e in new_epochs]},
+                    text,
+                    {
+                        "old": None if old_bytes is None else [list(e) for e in epochs_before],
+                        "new": [list(e) for e in new_epochs],
+                    },
                 )
             )
 
@@ -862,12 +917,14 @@ def _plan_checkpoints(plan: LogDirPlan, recovery: dict | None, log_starts: dict 
             old = rp_new.get(tp)
             rp_new[tp] = p.log_end_after
             changed = True
+            was = "(no entry: added)" if old is None else str(old)
             plan.actions.append(
                 Action(
                     "update_checkpoint",
                     RECOVERY_POINT_CHECKPOINT,
-                    f"set {tp[0]} {tp[1]} in {RECOVERY_POINT_CHECKPOINT}: {old} -> {p.log_end_after} (the new log end offset)",
-                    {"partition": p.name, "old": old, "new": p.log_end_after},
+                    f"set {tp[0]} {tp[1]} in {RECOVERY_POINT_CHECKPOINT}: {was} -> {p.log_end_after} "
+                    "(the new log end offset)",
+                    {"partition": p.name, "old": old, "new": p.log_end_after, "added": old is None},
                 )
             )
     unreadable = recovery is None and (plan.log_dir / RECOVERY_POINT_CHECKPOINT).is_file()
@@ -990,9 +1047,8 @@ def execute_partition(plan: PartitionPlan) -> None:
                 os.fsync(fh.fileno())
         crash_point("recover-cleaned-written")
         replace_segments(pdir, [base], [base])
-    if plan.epoch_entries is not None:
-        text = format_checkpoint(list(plan.epoch_entries))  # type: ignore[arg-type]
-        atomic_write(pdir / LEADER_EPOCH_CHECKPOINT, text.encode())
+    if plan.epoch_bytes is not None:
+        atomic_write(pdir / LEADER_EPOCH_CHECKPOINT, plan.epoch_bytes)
         crash_point("recover-epoch-checkpoint-written")
     for base in plan.fsync_logs:
         log = pdir / segment_name(base, LOG_SUFFIX)
@@ -1054,21 +1110,34 @@ def check_salvage_dir(salvage_dir: Path, log_dir: Path, partitions: Iterable[Pat
 def recover(
     path: Path, options: RecoverOptions, on_segment: Callable[[str, int], None] | None = None
 ) -> LogDirPlan:
-    """recover one log dir or partition dir (the caller holds the log dir's lock)."""
+    """recover one log dir or partition dir.
+
+    A real run needs the caller to hold the log dir's lock.  A dry run takes none (it previews a live
+    log dir too): it is planned again when a segment is renamed, replaced or truncated meanwhile.
+    """
     log_dir, parts = classify(path)
     if options.salvage_dir is not None:
         check_salvage_dir(options.salvage_dir, log_dir, parts)
-    phase_a = {d: run_phase_a(d, options.dry_run) for d in parts}
-    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
     if options.dry_run:
-        if options.salvage_dir is not None:
-            plan.salvage_reports = [
-                salv.SalvageReport(
-                    p.name, str(options.salvage_dir / p.name), [fs for _, fs in p.salvage], [], p.lost_offsets
-                )
-                for p in plan.partitions
-                if p.salvage
-            ]
-        return plan
+        return read_consistently(lambda: _preview(log_dir, parts, options, on_segment), parts)
+    phase_a = {d: run_phase_a(d, False) for d in parts}
+    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
     execute_log_dir(plan)
+    return plan
+
+
+def _preview(
+    log_dir: Path, parts: list[Path], options: RecoverOptions, on_segment: Callable[[str, int], None] | None
+) -> LogDirPlan:
+    """The dry run's plan: reads only."""
+    phase_a = {d: run_phase_a(d, True) for d in parts}
+    plan = plan_log_dir(log_dir, parts, options, phase_a, on_segment)
+    if options.salvage_dir is not None:
+        plan.salvage_reports = [
+            salv.SalvageReport(
+                p.name, str(options.salvage_dir / p.name), [fs for _, fs in p.salvage], [], p.lost_offsets
+            )
+            for p in plan.partitions
+            if p.salvage
+        ]
     return plan

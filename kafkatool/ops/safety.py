@@ -8,6 +8,11 @@ the old segments renamed to `*.deleted`, the `.swap` suffix stripped, and only t
 removed — Kafka's own protocol, which the broker's startup already knows how to finish or roll back
 (`finish_interrupted_swaps` is that startup logic).  A kill at any point leaves a loadable directory.
 
+Read-only modes (dry runs, `compact --estimate`, `index verify`/`dump`, `dump-log`) take no lock, so
+they can preview a live log dir; `read_consistently` runs such a pass again when a file it read was
+renamed, replaced, deleted or truncated meanwhile (a broker's or another kafkatool's swap), and after
+a few tries says which file keeps changing (`ChangedWhileReading`, an OSError: exit 3).
+
 Fault injection: set `KAFKATOOL_CRASH_AT=<step>` and the process exits with status 99 right at that
 step (the steps are the `crash_point(...)` names below); tests use it to prove the claim above.
 `<step>@<n>` exits at the n-th time the step is reached (steps inside loops), and
@@ -20,9 +25,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from kafkatool.log.checkpoint import fsync_dir
 from kafkatool.log.files import (
@@ -128,6 +134,104 @@ def is_locked(log_dir: Path) -> bool:
             return False
     except LogDirLockedError:
         return True
+
+
+def lock_holder_note(log_dir: Path) -> str | None:
+    """For a read-only mode: a warning when a broker (or a writer) holds the lock, else None."""
+    if not is_locked(log_dir):
+        return None
+    return (
+        f"note: {log_dir / LOCK_FILE} is held by another process (a running broker?): "
+        "this reads a live log dir without locking it, so what it shows may race with that process"
+    )
+
+
+class ChangedWhileReading(OSError):
+    """A file of a log dir kept changing (renamed, replaced, deleted, truncated) while it was read."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(
+            errno.EAGAIN,
+            "changed while being read (renamed, replaced or truncated by another process); run again",
+            str(path),
+        )
+
+
+_T = TypeVar("_T")
+#: names whose change invalidates a read: segment files (and their .cleaned/.swap/.deleted forms),
+#: snapshots and the leader-epoch cache.  The log dir's checkpoints are rewritten every few seconds
+#: by a live broker and are read once, so they do not count.
+_WATCHED_PREFIX_DIGITS = 20
+
+
+def _watched(name: str) -> bool:
+    return name[:_WATCHED_PREFIX_DIGITS].isdigit() or name == "leader-epoch-checkpoint"
+
+
+def dir_fingerprint(dirs: Iterable[Path]) -> dict[Path, tuple[int, int]]:
+    """(inode, size) of every watched file in the given partition dirs."""
+    out: dict[Path, tuple[int, int]] = {}
+    for d in dirs:
+        try:
+            entries = list(os.scandir(d))
+        except FileNotFoundError:
+            continue
+        for e in entries:
+            if _watched(e.name):
+                try:
+                    st = e.stat()
+                except FileNotFoundError:
+                    continue
+                out[Path(e.path)] = (st.st_ino, st.st_size)
+    return out
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(inode, size) of a file, None when it is gone."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size
+
+
+def identity_changed(before: tuple[int, int] | None, after: tuple[int, int] | None) -> bool:
+    """Gone, replaced by another inode, or shorter: what was read no longer is the file.
+
+    Growth is what a live log does all the time (appends) and leaves what was read valid as of its
+    listing, so it does not count.
+    """
+    return before is not None and (after is None or after[0] != before[0] or after[1] < before[1])
+
+
+def changed_files(before: dict[Path, tuple[int, int]], after: dict[Path, tuple[int, int]]) -> list[Path]:
+    """Files of `before` that are gone, replaced or shorter in `after` (new files do not count)."""
+    return [path for path, ident in before.items() if identity_changed(ident, after.get(path))]
+
+
+def read_consistently(read: Callable[[], _T], dirs: Iterable[Path], attempts: int = 3) -> _T:
+    """Run a read-only pass until no file it could have read changed under it.
+
+    A pass that fails with FileNotFoundError because a file went away (a swap renamed it), or whose
+    files were renamed, replaced or truncated while it ran, is run again from a fresh listing; after
+    `attempts` passes ChangedWhileReading names the first file that changed.
+    """
+    dirs = list(dirs)
+    changed: list[Path] = []
+    for _ in range(attempts):
+        before = dir_fingerprint(dirs)
+        try:
+            result = read()
+        except FileNotFoundError as exc:
+            changed = changed_files(before, dir_fingerprint(dirs))
+            if not changed:
+                raise  # not a concurrent change: a path that was never there
+            changed = [Path(exc.filename)] if exc.filename else changed
+            continue
+        changed = changed_files(before, dir_fingerprint(dirs))
+        if not changed:
+            return result
+    raise ChangedWhileReading(changed[0])
 
 
 def _segment_files(partition_dir: Path, base: int, suffix: str) -> list[Path]:
