@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from kafka.protocol.admin import ElectLeadersRequest
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.elect import (
     ElectionInputError,
     parse_election_json,
@@ -16,6 +15,8 @@ from kafkatool.cluster.elect import (
     select_partitions,
 )
 from kafkatool.cluster.model import Broker, PartitionState, TopicPartition
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.hashing import topic_partition_hash
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import FakeKafka
 from tests.support.zk_cluster import ZkKafka
@@ -35,7 +36,7 @@ def elect(k: FakeKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-
 
 def tp_order(*names: str) -> str:
     parts = [TopicPartition(n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])) for n in names]
-    return ", ".join(map(str, javaorder.hash_order(parts, lambda tp: javaorder.topic_partition_hash(*tp))))
+    return ", ".join(map(str, java_collections.hash_order(parts, lambda tp: topic_partition_hash(*tp))))
 
 
 def test_election_json_and_selection_follow_kafka() -> None:

@@ -12,8 +12,8 @@ from kafka.protocol.admin import AlterPartitionReassignmentsRequest, Incremental
 
 from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
 from kafkatool.cluster.backend import open_cluster
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
+from kafkatool.jvm.random import JavaRandom
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
 

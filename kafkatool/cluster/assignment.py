@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafkatool.cluster import javaorder
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Assignment, TopicPartition
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.hashing import topic_partition_hash
+from kafkatool.jvm.random import JavaRandom
 
 
 class AssignmentError(ValueError):
@@ -150,19 +151,19 @@ def kafka_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[
     a stable reorder by hash bucket.  The random draws follow the final order.
     """
     n = len(topics)
-    order = javaorder.string_set_order(list(topics), javaorder.capacity_for_copy(n))  # new HashSet<>(list)
-    order = javaorder.string_set_order(order, javaorder.grown_capacity(n, javaorder.table_size_for(n)))
-    order = javaorder.string_set_order(order, javaorder.capacity_for_copy(n))  # new HashMap<>(futures)
-    order = javaorder.string_set_order(order)  # describeTopics' result map
+    order = java_collections.string_set_order(list(topics), java_collections.capacity_for_copy(n))  # new HashSet<>(list)
+    order = java_collections.string_set_order(order, java_collections.grown_capacity(n, java_collections.table_size_for(n)))
+    order = java_collections.string_set_order(order, java_collections.capacity_for_copy(n))  # new HashMap<>(futures)
+    order = java_collections.string_set_order(order)  # describeTopics' result map
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in current:
         by_topic.setdefault(tp.topic, []).append(tp)
     inserted = [tp for t in order for tp in sorted(by_topic.get(t, []))]
-    tp_order = javaorder.hash_order(inserted, lambda tp: javaorder.topic_partition_hash(tp.topic, tp.partition))
+    tp_order = java_collections.hash_order(inserted, lambda tp: topic_partition_hash(tp.topic, tp.partition))
     grouped: dict[str, list[TopicPartition]] = {}
     for tp in tp_order:
         grouped.setdefault(tp.topic, []).append(tp)
-    return [(t, grouped[t]) for t in javaorder.string_set_order(list(grouped))]
+    return [(t, grouped[t]) for t in java_collections.string_set_order(list(grouped))]
 
 
 def generate_kafka(

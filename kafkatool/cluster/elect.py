@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.model import (
     ELECTION_NOT_NEEDED,
     Broker,
@@ -22,6 +21,8 @@ from kafkatool.cluster.model import (
     PartitionState,
     TopicPartition,
 )
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.hashing import topic_partition_hash
 
 ELECTION_TYPES = ("preferred", "unclean")
 
@@ -81,7 +82,7 @@ def select_partitions(
 
 
 def _tp_order(parts: list[TopicPartition]) -> list[TopicPartition]:
-    return javaorder.hash_order(parts, lambda tp: javaorder.topic_partition_hash(tp.topic, tp.partition))
+    return java_collections.hash_order(parts, lambda tp: topic_partition_hash(tp.topic, tp.partition))
 
 
 def admin_election_text(election_type: str, result: ElectionResult) -> tuple[str, int]:

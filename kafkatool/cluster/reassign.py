@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.assignment import (
     AssignmentError,
     BrokerMetadata,
@@ -32,7 +31,6 @@ from kafkatool.cluster.assignment import (
     generate_kafka,
 )
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import (
     Assignment,
@@ -41,6 +39,8 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.random import JavaRandom
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -903,8 +903,8 @@ def clear_throttles(cluster: Cluster, targets: Sequence[tuple[TopicPartition, li
     broker_ids = [b.id for b in cluster.brokers()]
     for _, reps in targets:
         broker_ids.extend(reps)
-    brokers = javaorder.int_set_order(broker_ids)
-    topics = javaorder.string_set_order([tp.topic for tp, _ in targets])
+    brokers = java_collections.int_set_order(broker_ids)
+    topics = java_collections.string_set_order([tp.topic for tp, _ in targets])
     changes = [ConfigChange("brokers", str(b), delete=list(BROKER_THROTTLES)) for b in brokers]
     changes += [ConfigChange("topics", t, delete=list(TOPIC_THROTTLES)) for t in topics]
     text = (
