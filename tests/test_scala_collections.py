@@ -20,7 +20,7 @@ import pytest
 
 from kafkatool.cluster.model import TopicPartition
 from kafkatool.jvm import scala_collections as sc
-from kafkatool.jvm.hashing import int_hash, string_hash
+from kafkatool.jvm.hashing import string_hash
 
 PROBE = """import java.io.*;
 import java.util.*;
