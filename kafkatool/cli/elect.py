@@ -70,6 +70,8 @@ def elect(
     if election_type not in ELECTION_TYPES:
         raise CliError(f"elect: --election-type: {election_type!r} is not one of preferred, unclean")
     check_format(output_format)
+    if not 0 <= imbalance_threshold <= 100:
+        raise CliError(f"elect: --imbalance-threshold: {imbalance_threshold:g} is not a percentage between 0 and 100")
     try:
         json_parts = None
         if path_to_json_file is not None:
@@ -107,6 +109,7 @@ def _dry_run(cluster, election_type: str, parts, threshold: float, fmt: str) -> 
     from kafkatool.cluster.elect import dry_run_text, preferred_report, unclean_report
 
     states = _states(cluster, parts)
+    _refuse_missing(parts, states)
     brokers = cluster.brokers()
     not_preferred, imbalance = preferred_report(states, brokers, parts)
     leaderless = unclean_report(states, brokers, parts)
@@ -125,19 +128,30 @@ def _dry_run(cluster, election_type: str, parts, threshold: float, fmt: str) -> 
         raise typer.Exit(EXIT_FINDINGS)
 
 
+def _refuse_missing(parts, states) -> None:  # type: ignore[no-untyped-def]
+    """Named partitions that do not exist are an input error, never silently left out."""
+    missing = [tp for tp in parts or [] if tp not in states]
+    if missing:
+        raise CliError(f"elect: no such partition{'' if len(missing) == 1 else 's'}: {', '.join(map(str, missing))}",
+                       EXIT_USAGE)
+
+
 def _elect_zk(cluster, election_type: str, parts, fmt: str) -> None:  # type: ignore[no-untyped-def]
-    from kafkatool.cluster.elect import split_existing, zk_election_text
+    from kafkatool.cluster.elect import zk_election_order, zk_election_text
 
     if election_type != "preferred":
         raise CliError("elect: unclean leader election needs --bootstrap-server (Kafka 2.4+ brokers)", EXIT_USAGE)
     states = _states(cluster, parts)
-    wanted = sorted(states) if parts is None else parts
-    valid, invalid = split_existing(wanted, set(states))
+    requested = sorted(states) if parts is None else parts
+    ordered = zk_election_order(requested)
+    valid = [tp for tp in ordered if tp in states]
+    invalid = [tp for tp in ordered if tp not in states]
     if not valid:
-        raise CliError("elect: none of the given partitions exist", EXIT_USAGE)
-    result = cluster.elect_leaders("preferred", valid)
+        _refuse_missing(parts, states)
+        raise CliError("elect: the cluster has no partitions to elect leaders for", EXIT_USAGE)
+    cluster.elect_leaders("preferred", valid)  # the znode lists them in Kafka's order too
     if fmt == "text":
-        sys.stdout.write(zk_election_text(valid, invalid, result.znode_json or ""))
+        sys.stdout.write(zk_election_text(requested, set(states)))
     else:
         rows = [{"topic": tp.topic, "partition": tp.partition, "election_type": "preferred", "status": "requested", "error": None}
                 for tp in valid]
@@ -150,7 +164,7 @@ def _elect_admin(cluster, election_type: str, parts, fmt: str) -> None:  # type:
     from kafkatool.cluster.elect import admin_election_text, election_rows
 
     result = cluster.elect_leaders(election_type, parts)
-    text, failed = admin_election_text(election_type, result)
+    text, failed = admin_election_text(election_type, result, cluster.text_release())
     if fmt == "text":
         sys.stdout.write(text)
     else:

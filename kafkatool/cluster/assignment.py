@@ -4,8 +4,9 @@ Rack-unaware: the first replica of partition p goes to broker `(p + startIndex) 
 follow at an increasing shift.  Rack-aware: the same walk over a rack-alternated broker list,
 skipping brokers whose rack (or who themselves) already hold a replica while others do not.
 `startIndex` and the shift come from one `java.util.Random` unless fixed; `generate_kafka`
-reproduces the order in which Kafka's tool draws them (its topic `HashMap` order), so a seed gives
-Kafka's output exactly.
+reproduces the order in which Kafka's tool draws them (Kafka 3.7+: its topic `HashMap` order; the
+Scala tool before it: its `groupBy`'s `immutable.HashMap` order), so a seed gives Kafka's output
+exactly.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kafkatool.cluster.model import Assignment, TopicPartition
-from kafkatool.jvm import java_collections
+from kafkatool.jvm import java_collections, scala_collections
 from kafkatool.jvm.hashing import topic_partition_hash
 from kafkatool.jvm.random import JavaRandom
+from kafkatool.release import Release, tools_in_scala
 
 
 class AssignmentError(ValueError):
@@ -143,8 +145,31 @@ def broker_metadata(
     return metas
 
 
-def kafka_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
-    """Topics (with their partitions) in the order Kafka 3.x's `--generate` assigns them.
+def kafka_topic_order(
+    topics: Sequence[str], current: Assignment, text: Release | None = None
+) -> list[tuple[str, list[TopicPartition]]]:
+    """Topics (with their partitions, the first one giving the replication factor) in the order the
+    `--generate` of Kafka release `text` (default: the Java tool, 3.7+) assigns them."""
+    if text is not None and tools_in_scala(text):
+        return _scala_topic_order(current)
+    return _java_topic_order(topics, current)
+
+
+def _scala_topic_order(current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
+    """Kafka ≤ 3.6: `currentAssignment.groupBy(_._1.topic)` then `forKeyValue`.
+
+    `groupBy` returns an `immutable.HashMap` (CHAMP order of the topic names, whatever the input
+    order); each topic's partitions are a `mutable.HashMap`, whose head gives the replication factor.
+    """
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in current:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    return [(t, scala_collections.topic_partition_mutable_order(by_topic[t]))
+            for t in scala_collections.string_champ_order(by_topic)]
+
+
+def _java_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
+    """Kafka 3.7+ (Java).
 
     The tool reads topics into a `HashSet`, describes them into nested `HashMap`s, collects partitions
     into a `HashMap<TopicPartition, …>` and groups that by topic into another `HashMap`; each step is
@@ -173,11 +198,12 @@ def generate_kafka(
     rng: JavaRandom | None = None,
     start_index: int = -1,
     replica_shift: int | None = None,
+    text: Release | None = None,
 ) -> Assignment:
-    """Kafka's `--generate` proposal: every topic reassigned from scratch over `brokers`."""
+    """Kafka's `--generate` proposal (of release `text`): every topic reassigned from scratch over `brokers`."""
     rng = rng if rng is not None else JavaRandom()
     proposed: Assignment = {}
-    for topic, parts in kafka_topic_order(topics, current):
+    for topic, parts in kafka_topic_order(topics, current, text):
         rf = len(current[parts[0]])
         assigned = assign_replicas_to_brokers(
             brokers, len(parts), rf, fixed_start_index=start_index, rng=rng, replica_shift=replica_shift

@@ -39,8 +39,9 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
-from kafkatool.jvm import java_collections
+from kafkatool.jvm import java_collections, scala_collections
 from kafkatool.jvm.random import JavaRandom
+from kafkatool.release import Release, tools_in_scala
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -545,7 +546,8 @@ def generate(
         if start_index is None and used_seed is None:
             used_seed = random.SystemRandom().randrange(-(2**63), 2**63)
         rng = JavaRandom(used_seed if used_seed is not None else 0)
-        return generate_kafka(topics, current, metas, rng, -1 if start_index is None else start_index, replica_shift)
+        return generate_kafka(topics, current, metas, rng, -1 if start_index is None else start_index, replica_shift,
+                              text=cluster.text_release())
 
     if strategy == "kafka":
         proposed = kafka_plan()
@@ -898,13 +900,27 @@ def verify_text(result: VerifyResult, admin_api: bool) -> str:
     return text
 
 
+def throttled_entities(
+    active_brokers: Sequence[int], targets: Sequence[tuple[TopicPartition, list[int]]], text: Release
+) -> tuple[list[int], list[str]]:
+    """The brokers and topics whose throttles `--verify`/`--cancel` clear, in the order Kafka prints them.
+
+    Kafka 3.7+ (Java) collects both into `HashSet`s; the Scala tool before it into immutable `Set`s
+    (`activeBrokers.toSet ++ targetParts.flatMap(_._2).toSet`, `targetParts.map(_._1.topic).toSet`),
+    which keep insertion order up to 4 elements.  Both get the live brokers from a `HashMap` by id.
+    """
+    active = java_collections.int_set_order(list(active_brokers))
+    target_brokers = [r for _, reps in targets for r in reps]
+    topics = [tp.topic for tp, _ in targets]
+    if tools_in_scala(text):
+        brokers = scala_collections.int_set_order(active + scala_collections.int_set_order(target_brokers))
+        return brokers, scala_collections.string_set_order(topics)
+    return java_collections.int_set_order(active + target_brokers), java_collections.string_set_order(topics)
+
+
 def clear_throttles(cluster: Cluster, targets: Sequence[tuple[TopicPartition, list[int]]]) -> str:
     """Remove every reassignment throttle from all brokers and the targets' topics (Kafka's way)."""
-    broker_ids = [b.id for b in cluster.brokers()]
-    for _, reps in targets:
-        broker_ids.extend(reps)
-    brokers = java_collections.int_set_order(broker_ids)
-    topics = java_collections.string_set_order([tp.topic for tp, _ in targets])
+    brokers, topics = throttled_entities([b.id for b in cluster.brokers()], targets, cluster.text_release())
     changes = [ConfigChange("brokers", str(b), delete=list(BROKER_THROTTLES)) for b in brokers]
     changes += [ConfigChange("topics", t, delete=list(TOPIC_THROTTLES)) for t in topics]
     text = (
