@@ -137,6 +137,10 @@ def test_kafka_errors() -> None:
         broker_metadata([(1, "a"), (2, None)], [1, 2], rack_aware=True)
     assert broker_metadata([(2, "a"), (1, None), (9, "b")], [1, 2, 7], rack_aware=False) == [
         BrokerMetadata(1), BrokerMetadata(2)]
+    # Kafka's tool walks describeCluster's nodes, a Java HashMap by id: 17 shares 1's bucket, 16 is in bucket 0
+    assert [m.id for m in broker_metadata([(b, None) for b in (1, 2, 5, 16, 17)], [1, 2, 5, 16, 17], False,
+                                          admin_api=True)] == [16, 1, 17, 2, 5]
+    assert [m.id for m in broker_metadata([(b, None) for b in (1, 2, 5, 16, 17)], [5, 17], False)] == [5, 17]
 
 
 def test_random_draws_follow_javas_random() -> None:

@@ -101,7 +101,9 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _read(path: Path) -> str:
+def _read(path: Path | None) -> str:
+    if path is None:  # the action's REQUIRED check names the option first
+        raise CliError("reassign: a required file option is missing", EXIT_USAGE)
     if not path.is_file():
         raise CliError(f"{path}: no such file", EXIT_USAGE)
     return path.read_text("utf-8")
@@ -232,7 +234,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
     if o.strategy == "minimal" and (o.seed is not None or o.start_index is not None or o.replica_shift is not None) and not o.compare:
         raise CliError("reassign: --seed, --start-index and --replica-shift apply to --strategy kafka")
     topics = parse_topics_to_move(_read(o.topics_to_move_json_file))
-    brokers = parse_broker_list(o.broker_list)
+    brokers = parse_broker_list(o.broker_list or "")
     sizes = parse_sizes(_read(o.sizes)) if o.sizes is not None else None
     with cluster_from_options(**conn, thing="reassign") as cluster:
         result = generate(

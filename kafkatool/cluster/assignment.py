@@ -133,11 +133,21 @@ def assign_replicas_to_brokers(
 
 
 def broker_metadata(
-    brokers: Sequence[tuple[int, str | None]], broker_list: Sequence[int], rack_aware: bool
+    brokers: Sequence[tuple[int, str | None]], broker_list: Sequence[int], rack_aware: bool,
+    admin_api: bool = False,
 ) -> list[BrokerMetadata]:
-    """The brokers of `--broker-list` that exist, by id, with racks unless rack awareness is off."""
+    """The brokers of `--broker-list` that exist, with racks unless rack awareness is off.
+
+    Their order is the order the rack-unaware assignment walks: Kafka's tool over the Admin API
+    filters `describeCluster().nodes()`, a Java `HashMap` by id (so 17 comes before 5); Kafka 2.x
+    over ZooKeeper read the brokers sorted by id.
+    """
     wanted = set(broker_list)
     found = sorted((bid, rack) for bid, rack in brokers if bid in wanted)
+    if admin_api:
+        rack_of = dict(found)
+        live = java_collections.int_set_order(sorted(bid for bid, _ in brokers))
+        found = [(bid, rack_of[bid]) for bid in live if bid in rack_of]
     metas = [BrokerMetadata(bid, rack if rack_aware else None) for bid, rack in found]
     rackless = sum(1 for m in metas if m.rack is None)
     if rack_aware and rackless not in (0, len(metas)):

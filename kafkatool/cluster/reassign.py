@@ -543,7 +543,8 @@ def generate(
     current = cluster.assignment(topics)
     if sizes is None and (strategy == "minimal" or compare):  # only the minimal planner and summaries use bytes
         sizes = cluster.partition_sizes_of(current)
-    metas = broker_metadata([(b.id, b.rack) for b in cluster.brokers()], broker_list, rack_aware)
+    metas = broker_metadata([(b.id, b.rack) for b in cluster.brokers()], broker_list, rack_aware,
+                            admin_api=cluster.kind == "admin")
     used_seed = seed
 
     def kafka_plan() -> Assignment:
