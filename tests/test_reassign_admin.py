@@ -330,3 +330,28 @@ def test_log_dir_moves_retry_until_started_or_timeout() -> None:
 
     with pytest.raises(LogDirMoveTimeout, match=r"^Timed out before log directory moves could be started for: t-1-1,t-0-2$"):
         list(start_log_dir_moves(Never(), {a: "/d/x", b: "/d/y"}, 10, clock=lambda: now[0], sleep=slept.append))  # type: ignore[arg-type]
+
+
+BROKER_FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "brokers"
+
+
+@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0")])
+def test_broker_release_from_real_brokers_api_versions(name: str, release: str) -> None:
+    """The text release follows the brokers: real 2.1.1, 3.3.1 and 4.0.0 ApiVersions answers."""
+    from kafkatool.cluster.connect import release_from_api_versions
+
+    path = BROKER_FIXTURES / f"{name}.api_versions.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not here (shared fixtures)")
+    apis = json.loads(path.read_text())["apis"].values()
+    got = release_from_api_versions({a["key"]: (a["min"], a["max"]) for a in apis})
+    assert got is not None and str(got) == release
+
+
+def test_admin_cluster_reports_the_negotiated_release(kafka: FakeKafka, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkatool import release
+
+    monkeypatch.setattr(release, "_selected", None)  # no --kafka-release: the brokers' release decides
+    with open_cluster(bootstrap_server=kafka.bootstrap, timeout=5) as c:
+        assert c.broker_release is not None and c.broker_release.at_least("3.7")  # the fake is kafka-python's newest
+        assert c.text_release() == c.broker_release

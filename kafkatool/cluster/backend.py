@@ -167,8 +167,11 @@ def open_cluster(
 
         return ZkCluster.connect(zookeeper, timeout)
     from kafkatool.cluster.admin import AdminCluster
+    from kafkatool.cluster.connect import broker_release
 
-    return AdminCluster.connect(bootstrap_server or "", command_config, timeout)
+    cluster = AdminCluster.connect(bootstrap_server or "", command_config, timeout)
+    cluster.broker_release = broker_release(cluster.client)
+    return cluster
 
 
 @contextmanager
