@@ -21,7 +21,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition leadership to the preferred replica (or elect a leader for leaderless partitions), as Kafka's kafka-leader-election.sh and kafka-preferred-replica-election.sh do.
 
-With --bootstrap-server the controller runs the election (ElectLeaders) and the output is kafka-leader-election's. With --zookeeper (Kafka 0.8–2.x) the request is written to /admin/preferred_replica_election, which is refused while an election is in progress; only preferred elections exist there.
+With --bootstrap-server the controller runs the election (ElectLeaders) and the output is kafka-leader-election's. With --zookeeper (Kafka 0.8–2.x) the request is written to /admin/preferred_replica_election, which is refused while an election is in progress; only preferred elections exist there, and the output is Kafka 2.x's kafka-preferred-replica-election.
 
 --dry-run changes nothing: it lists the partitions not led by their preferred replica (preferred) or without a leader (unclean), and each broker's leader imbalance, the ratio the controller compares with leader.imbalance.per.broker.percentage. It exits 1 when it finds any such partition.
 
