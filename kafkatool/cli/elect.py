@@ -71,7 +71,8 @@ def elect(
         raise CliError(f"elect: --election-type: {election_type!r} is not one of preferred, unclean")
     check_format(output_format)
     if not 0 <= imbalance_threshold <= 100:
-        raise CliError(f"elect: --imbalance-threshold: {imbalance_threshold:g} is not a percentage between 0 and 100")
+        raise CliError(
+            f"elect: --imbalance-threshold: {imbalance_threshold:g} is not a percentage between 0 and 100")
     try:
         json_parts = None
         if path_to_json_file is not None:
@@ -132,8 +133,8 @@ def _refuse_missing(parts, states) -> None:  # type: ignore[no-untyped-def]
     """Named partitions that do not exist are an input error, never silently left out."""
     missing = [tp for tp in parts or [] if tp not in states]
     if missing:
-        raise CliError(f"elect: no such partition{'' if len(missing) == 1 else 's'}: {', '.join(map(str, missing))}",
-                       EXIT_USAGE)
+        plural = "" if len(missing) == 1 else "s"
+        raise CliError(f"elect: no such partition{plural}: {', '.join(map(str, missing))}", EXIT_USAGE)
 
 
 def _elect_zk(cluster, election_type: str, parts, fmt: str) -> None:  # type: ignore[no-untyped-def]

@@ -177,7 +177,8 @@ def reassign(
     o = ReassignOptions(
         topics_to_move_json_file=topics_to_move_json_file, broker_list=broker_list,
         disable_rack_aware=disable_rack_aware, strategy=strategy, seed=seed, start_index=start_index,
-        replica_shift=replica_shift, sizes=sizes, compare=compare, plan_file=plan_file, no_plan_file=no_plan_file,
+        replica_shift=replica_shift, sizes=sizes, compare=compare, plan_file=plan_file,
+        no_plan_file=no_plan_file,
         reassignment_json_file=reassignment_json_file, throttle=throttle,
         replica_alter_log_dirs_throttle=replica_alter_log_dirs_throttle, additional=additional, force=force,
         rollback_file=rollback_file, preserve_throttles=preserve_throttles,
@@ -193,7 +194,8 @@ def reassign(
         if getattr(o, name) is None:
             raise CliError(f'reassign: Missing required argument "{_flag(name)}" for --{action}')
     check_format(output_format, FORMATS[action])
-    conn = dict(zookeeper=zookeeper, bootstrap_server=bootstrap_server, command_config=command_config, timeout=timeout)
+    conn = dict(zookeeper=zookeeper, bootstrap_server=bootstrap_server, command_config=command_config,
+                timeout=timeout)
     try:
         if action == "generate":
             _generate(o, conn, output_format, quiet)
@@ -297,7 +299,8 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
     text_out = fmt == "text"
     report: dict[str, Any] = {}
     with cluster_from_options(**conn, thing="reassign") as cluster:
-        plan = prepare_execute(cluster, rf, throttle=o.throttle, log_dir_throttle=o.replica_alter_log_dirs_throttle,
+        plan = prepare_execute(cluster, rf, throttle=o.throttle,
+                               log_dir_throttle=o.replica_alter_log_dirs_throttle,
                                additional=o.additional, force=o.force)
         if plan.running is not None:
             _change_running_throttle(cluster, plan.running, o, fmt, quiet)
@@ -356,12 +359,14 @@ def _change_running_throttle(cluster: Any, running: Any, o: ReassignOptions, fmt
                      "brokers_throttled": [c.name for c in running.changes],
                      "not_started": [str(tp) for tp in running.not_started]})
     if running.changes:
-        _note(f"Changed the throttle of the running reassignment on broker{'' if len(running.changes) == 1 else 's'} "
+        plural = "" if len(running.changes) == 1 else "s"
+        _note(f"Changed the throttle of the running reassignment on broker{plural} "
               f"{','.join(c.name for c in running.changes)}", quiet)
     if running.not_started:
         raise CliError(
-            f"reassign: not started: {','.join(map(str, running.not_started))}: a ZooKeeper reassignment is running "
-            "(/admin/reassign_partitions exists) and only its throttle can change; run --execute again when it is done",
+            f"reassign: not started: {','.join(map(str, running.not_started))}: a ZooKeeper reassignment is "
+            "running (/admin/reassign_partitions exists) and only its throttle can change; run --execute again "
+            "when it is done",
             EXIT_FINDINGS,
         )
 

@@ -186,10 +186,11 @@ def _java_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[
     a stable reorder by hash bucket.  The random draws follow the final order.
     """
     n = len(topics)
-    order = java_collections.string_set_order(list(topics), java_collections.capacity_for_copy(n))  # new HashSet<>(list)
-    order = java_collections.string_set_order(order, java_collections.grown_capacity(n, java_collections.table_size_for(n)))
-    order = java_collections.string_set_order(order, java_collections.capacity_for_copy(n))  # new HashMap<>(futures)
-    order = java_collections.string_set_order(order)  # describeTopics' result map
+    jc = java_collections
+    order = jc.string_set_order(list(topics), jc.capacity_for_copy(n))  # new HashSet<>(list)
+    order = jc.string_set_order(order, jc.grown_capacity(n, jc.table_size_for(n)))  # new HashMap<>(n)
+    order = jc.string_set_order(order, jc.capacity_for_copy(n))  # new HashMap<>(futures)
+    order = jc.string_set_order(order)  # describeTopics' result map
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in current:
         by_topic.setdefault(tp.topic, []).append(tp)
@@ -210,7 +211,7 @@ def generate_kafka(
     replica_shift: int | None = None,
     text: Release | None = None,
 ) -> Assignment:
-    """Kafka's `--generate` proposal (of release `text`): every topic reassigned from scratch over `brokers`."""
+    """Kafka's `--generate` proposal (release `text`): every topic reassigned from scratch over `brokers`."""
     rng = rng if rng is not None else JavaRandom()
     proposed: Assignment = {}
     for topic, parts in kafka_topic_order(topics, current, text):

@@ -87,7 +87,9 @@ def _java_tp_order(parts: list[TopicPartition]) -> list[TopicPartition]:
     return java_collections.hash_order(parts, lambda tp: topic_partition_hash(tp.topic, tp.partition))
 
 
-def admin_election_text(election_type: str, result: ElectionResult, text: Release | None = None) -> tuple[str, int]:
+def admin_election_text(
+    election_type: str, result: ElectionResult, text: Release | None = None
+) -> tuple[str, int]:
     """Kafka's `LeaderElectionCommand` lines (of release `text`) and the number of partitions that failed.
 
     The tool walks the result `HashMap` and sorts partitions into succeeded / not needed / failed
@@ -106,7 +108,8 @@ def admin_election_text(election_type: str, result: ElectionResult, text: Releas
     failed = order([tp for tp in walked if result.results[tp] not in (None, ELECTION_NOT_NEEDED)])
     lines = []
     if succeeded:
-        lines.append(f"Successfully completed leader election ({kind}) for partitions " + ", ".join(map(str, succeeded)))
+        lines.append(f"Successfully completed leader election ({kind}) for partitions "
+                     + ", ".join(map(str, succeeded)))
     if noop:
         lines.append("Valid replica already elected for partitions " + ", ".join(map(str, noop)))
     for tp in failed:

@@ -552,8 +552,8 @@ def generate(
         if start_index is None and used_seed is None:
             used_seed = random.SystemRandom().randrange(-(2**63), 2**63)
         rng = JavaRandom(used_seed if used_seed is not None else 0)
-        return generate_kafka(topics, current, metas, rng, -1 if start_index is None else start_index, replica_shift,
-                              text=cluster.text_release())
+        start = -1 if start_index is None else start_index
+        return generate_kafka(topics, current, metas, rng, start, replica_shift, text=cluster.text_release())
 
     if strategy == "kafka":
         proposed = kafka_plan()
@@ -731,8 +731,11 @@ def running_throttle_update(
     if log_dir_throttle >= 0:
         rates[LOG_DIR_RATE] = str(log_dir_throttle)
     changes = [ConfigChange("brokers", str(b), set=dict(rates)) for b in brokers] if rates else []
-    not_started = [tp for tp, reps in targets.items()
-                   if tp not in ongoing or (ongoing[tp].target is not None and list(ongoing[tp].target or []) != reps)]
+    def moving_there(tp: TopicPartition, reps: list[int]) -> bool:
+        target = ongoing[tp].target if tp in ongoing else None
+        return tp in ongoing and (target is None or list(target) == reps)
+
+    not_started = [tp for tp, reps in targets.items() if not moving_there(tp, reps)]
     return RunningThrottleUpdate(changes, sorted(not_started))
 
 
@@ -814,7 +817,8 @@ def start_log_dir_moves(
     deadline = clock() + timeout
     while pending:
         results = cluster.alter_replica_log_dirs(pending)
-        started = sorted((r for r, err in results.items() if err is None and r in pending), key=_replica_order)
+        started = sorted((r for r, err in results.items() if err is None and r in pending),
+                         key=_replica_order)
         for r in started:
             del pending[r]
         if started:
@@ -823,8 +827,8 @@ def start_log_dir_moves(
             return
         if clock() >= deadline:
             left = ",".join(str(r) for r in sorted(pending, key=_replica_order))
-            raise LogDirMoveTimeout(
-                f"Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}")
+            plural = "" if len(pending) == 1 else "s"
+            raise LogDirMoveTimeout(f"Timed out before log directory move{plural} could be started for: {left}")
         sleep(0.1)
 
 
