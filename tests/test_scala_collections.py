@@ -218,3 +218,12 @@ def test_group_by_topic_order_and_heads(scala) -> None:  # type: ignore[no-untyp
             groups.append(f"{t}={_tp_text(head)}#{len(by_topic[t])}")
         want.append(" ".join(groups))
     assert got == want
+
+
+def test_scala_2_12_hash_trie_order_matches_recorded_repl_output() -> None:
+    """Kafka 2.x ran on Scala 2.11/2.12, whose HashSet (a hash trie) has no jar here to run: these are
+    Scala 2.10-2.12 REPL answers, e.g. `(1 to 10).toSet` printing `Set(5, 10, 1, 6, 9, 2, 7, 3, 8, 4)`."""
+    assert sc.int_set_order(range(1, 6), scala="2.12") == [5, 1, 2, 3, 4]
+    assert sc.int_set_order(range(1, 11), scala="2.12") == [5, 10, 1, 6, 9, 2, 7, 3, 8, 4]
+    assert sc.string_set_order(list("abcde"), scala="2.12") == ["e", "a", "b", "c", "d"]
+    assert sc.int_set_order([3, 1, 2], scala="2.12") == [3, 1, 2]  # Set3: insertion order
