@@ -355,3 +355,21 @@ def test_admin_cluster_reports_the_negotiated_release(kafka: FakeKafka, monkeypa
     with open_cluster(bootstrap_server=kafka.bootstrap, timeout=5) as c:
         assert c.broker_release is not None and c.broker_release.at_least("3.7")  # the fake is kafka-python's newest
         assert c.text_release() == c.broker_release
+
+
+def test_without_kafka_release_the_brokers_release_decides(three_topics: FakeKafka, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3.3 cluster (as kafka-python infers it from ApiVersions) gets Kafka 3.3's order unasked."""
+    from kafkatool.cluster import connect
+    from kafkatool.release import Release
+
+    monkeypatch.setattr(connect, "broker_release", lambda client: Release(3, 3))
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"single"},{"topic":"big"}],"version":1}')
+    args = ("reassign", "--bootstrap-server", three_topics.bootstrap, "--timeout", "5", "--generate",
+            "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3", "--seed", "7", "--no-plan-file")
+    parts = {"orders": (3, 2), "single": (1, 2), "big": (6, 3)}
+    for pre, order in (((), ["big", "single", "orders"]), (("--kafka-release", "4.0"), ["single", "big", "orders"])):
+        r = run_kafkatool(*pre, *args, cwd=tmp_path)
+        assert r.code == 0, r.err
+        proposed = {(p["topic"], p["partition"]): p["replicas"] for p in json.loads(r.out.split("\n")[4])["partitions"]}
+        assert proposed == _kafka_plan(order, parts, 7)
