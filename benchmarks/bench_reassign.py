@@ -35,10 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers, generate_kafka  # noqa: E402
-from kafkatool.cluster.javarandom import JavaRandom  # noqa: E402
 from kafkatool.cluster.minimal import plan_minimal  # noqa: E402
 from kafkatool.cluster.model import Assignment, TopicPartition  # noqa: E402
 from kafkatool.cluster.reassign import summarize  # noqa: E402
+from kafkatool.jvm.random import JavaRandom  # noqa: E402
 
 TARGETS = {"kafka": 2.0, "minimal": 10.0}
 

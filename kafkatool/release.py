@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Release", "KNOWN_RELEASES", "NEWEST", "parse_release", "select", "explicit", "text_release"]
+__all__ = [
+    "Release", "KNOWN_RELEASES", "NEWEST", "parse_release", "select", "explicit", "text_release", "tools_in_scala",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -63,3 +65,13 @@ def explicit() -> Release | None:
 def text_release(broker: Release | None = None) -> Release:
     """The release whose text to print: the user's choice, else the broker's, else the newest."""
     return _selected or broker or NEWEST
+
+
+#: Kafka 3.7 rewrote the admin tools (reassign, leader election, …) in Java: before it, their output
+#: follows Scala's collection order (`kafkatool.jvm.scala_collections`), from it Java's.
+JAVA_TOOLS_SINCE = Release(3, 7)
+
+
+def tools_in_scala(text: Release) -> bool:
+    """Whether this release's reassign/elect tools were Scala programs (their output order is Scala's)."""
+    return text < JAVA_TOOLS_SINCE

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.assignment import (
     AssignmentError,
     BrokerMetadata,
@@ -25,10 +24,12 @@ from kafkatool.cluster.assignment import (
     kafka_topic_order,
     rack_alternated_brokers,
 )
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import TopicPartition
 from kafkatool.cluster.reassign import format_reassignment_json, generate_text, summarize
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.hashing import string_hash, topic_partition_hash
+from kafkatool.jvm.random import JavaRandom
 
 # Recorded from OpenJDK 17: new Random(seed), nextInt(bound) over BOUNDS cyclically, then nextInt(), nextLong().
 BOUNDS = [1, 2, 3, 5, 7, 10, 16, 100, 1000, 1 << 30, 1073741825, 2147483647]
@@ -55,14 +56,14 @@ def test_java_random_rejects_bad_bound() -> None:
 
 
 def test_string_hash_and_hash_order_recorded() -> None:
-    assert javaorder.string_hash("") == 0
-    assert javaorder.string_hash("foo") == 101574
-    assert javaorder.string_hash("polygenelubricants") == -2147483648
+    assert string_hash("") == 0
+    assert string_hash("foo") == 101574
+    assert string_hash("polygenelubricants") == -2147483648
     topics = ["foo", "bar", "baz", "orders", "payments", "__consumer_offsets", "t0", "t1", "t2", "t3", "t4", "t5",
               "t6", "t7", "t8", "t9", "alpha", "beta"]
     expected = "t4,t5,t6,t7,t8,t9,foo,payments,bar,alpha,baz,orders,t0,t1,__consumer_offsets,t2,beta,t3"
-    assert ",".join(javaorder.string_set_order(topics)) == expected
-    assert javaorder.int_set_order([100, 1, 17, 33, 2, 16, 1001, 5], javaorder.capacity_for_copy(8)) == [
+    assert ",".join(java_collections.string_set_order(topics)) == expected
+    assert java_collections.int_set_order([100, 1, 17, 33, 2, 16, 1001, 5], java_collections.capacity_for_copy(8)) == [
         16, 1, 17, 33, 2, 100, 5, 1001]
 
 
@@ -104,11 +105,11 @@ def test_java_behaviour_against_the_jdk(tmp_path: Path) -> None:
         r = JavaRandom(seed)
         assert line == " ".join(str(r.next_int(i * 7 + 1)) for i in range(1, 40))
     names = [f"topic-{i * 7919 % 1000}" + ("x" if i % 3 == 0 else "") for i in range(40)]
-    assert lines[3] == ",".join(javaorder.string_set_order(names))
+    assert lines[3] == ",".join(java_collections.string_set_order(names))
     tps = [(n, p) for n in names[:12] for p in range(9)]
-    order = javaorder.hash_order(tps, lambda tp: javaorder.topic_partition_hash(*tp))
+    order = java_collections.hash_order(tps, lambda tp: topic_partition_hash(*tp))
     assert lines[4] == "".join(f"{t}-{p}," for t, p in order)
-    assert lines[5] == "[" + ", ".join(map(str, javaorder.int_set_order([1001, 3, 77, 19, 1024, 5, 64, 2]))) + "]"
+    assert lines[5] == "[" + ", ".join(map(str, java_collections.int_set_order([1001, 3, 77, 19, 1024, 5, 64, 2]))) + "]"
 
 
 # -- Kafka's assignment ---------------------------------------------------------------------------
@@ -136,6 +137,10 @@ def test_kafka_errors() -> None:
         broker_metadata([(1, "a"), (2, None)], [1, 2], rack_aware=True)
     assert broker_metadata([(2, "a"), (1, None), (9, "b")], [1, 2, 7], rack_aware=False) == [
         BrokerMetadata(1), BrokerMetadata(2)]
+    # Kafka's tool walks describeCluster's nodes, a Java HashMap by id: 17 shares 1's bucket, 16 is in bucket 0
+    assert [m.id for m in broker_metadata([(b, None) for b in (1, 2, 5, 16, 17)], [1, 2, 5, 16, 17], False,
+                                          admin_api=True)] == [16, 1, 17, 2, 5]
+    assert [m.id for m in broker_metadata([(b, None) for b in (1, 2, 5, 16, 17)], [5, 17], False)] == [5, 17]
 
 
 def test_random_draws_follow_javas_random() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from kafka.protocol.admin import ElectLeadersRequest
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.elect import (
     ElectionInputError,
     parse_election_json,
@@ -16,6 +15,8 @@ from kafkatool.cluster.elect import (
     select_partitions,
 )
 from kafkatool.cluster.model import Broker, PartitionState, TopicPartition
+from kafkatool.jvm import java_collections
+from kafkatool.jvm.hashing import topic_partition_hash
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import FakeKafka
 from tests.support.zk_cluster import ZkKafka
@@ -35,7 +36,7 @@ def elect(k: FakeKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-
 
 def tp_order(*names: str) -> str:
     parts = [TopicPartition(n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])) for n in names]
-    return ", ".join(map(str, javaorder.hash_order(parts, lambda tp: javaorder.topic_partition_hash(*tp))))
+    return ", ".join(map(str, java_collections.hash_order(parts, lambda tp: topic_partition_hash(*tp))))
 
 
 def test_election_json_and_selection_follow_kafka() -> None:
@@ -140,17 +141,79 @@ def test_zookeeper_preferred_election(zk_chroot: str, tmp_path: Path) -> None:
         r = run("--election-type", "preferred", "--path-to-json-file", "p.json")
         assert (r.code, r.err) == (0, "")
         znode = '{"version":1,"partitions":[{"topic":"t","partition":0}]}'
-        assert r.out == (f"Created preferred replica election path with {znode}\n"
+        assert r.out == ("Created preferred replica election path with t-0\n"
                          "Successfully started preferred replica election for partitions Set(t-0)\n"
                          "Skipping preferred replica leader election for partition t-7 since it doesn't exist.\n")
         assert k.zk.get("/admin/preferred_replica_election")[0].decode() == znode
         r = run("--election-type", "preferred", "--all-topic-partitions")
         assert (r.code, r.out) == (1, "")
-        assert r.err == ("kafkatool: elect: Preferred replica leader election currently in progress for Set(t-0). "
+        assert r.err == ("kafkatool: elect: Preferred replica leader election currently in progress for t-0. "
                          "Aborting operation\n")
         assert k.complete_preferred_election() == [("t", 0)]
         assert k.state("t", 0)["leader"] == 1
         r = run("--election-type", "unclean", "--all-topic-partitions")
         assert r.code == 2 and "unclean leader election needs --bootstrap-server" in r.err
+    finally:
+        k.close()
+
+
+def test_election_order_follows_the_release_s_collections(tmp_path: Path) -> None:
+    """3.3's Scala tool prints `mutable.HashSet` order, 3.7+'s Java tool `HashSet` order (issue 11)."""
+    from kafkatool.jvm import scala_collections
+
+    with FakeKafka({1: None, 2: None, 3: None}) as k:
+        k.add_topic("__consumer_offsets", {p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(50)})
+        k.add_topic("orders", {p: [1 + p % 3, 1 + (p + 2) % 3] for p in range(6)})
+        moved = [TopicPartition("__consumer_offsets", p) for p in range(0, 50, 8)] + [TopicPartition("orders", p)
+                                                                                     for p in range(6)]
+        scala = ", ".join(map(str, scala_collections.topic_partition_mutable_order(moved)))
+        java = tp_order(*map(str, moved))
+        assert scala != java  # the case the issue found: the two orders differ
+        for rel, want in (("3.3", scala), ("4.0", java)):
+            for tp in moved:
+                k.partition(tp.topic, tp.partition).leader = k.partition(tp.topic, tp.partition).replicas[1]
+            r = run_kafkatool("--kafka-release", rel, "elect", "--bootstrap-server", k.bootstrap, "--timeout", "5",
+                              "--election-type", "preferred", "--all-topic-partitions", cwd=tmp_path)
+            assert (r.code, r.out) == (0, f"Successfully completed leader election (PREFERRED) for partitions {want}\n")
+
+
+def test_unknown_partitions_and_bad_threshold_are_refused(kafka: FakeKafka, tmp_path: Path) -> None:
+    r = elect(kafka, tmp_path, "--election-type", "preferred", "--topic", "orders", "--partition", "77", "--dry-run")
+    assert (r.code, r.out, r.err) == (2, "", "kafkatool: elect: no such partition: orders-77\n")
+    r = elect(kafka, tmp_path, "--election-type", "preferred", "--all-topic-partitions", "--dry-run",
+              "--imbalance-threshold", "-5")
+    assert (r.code, r.out) == (2, "")
+    assert r.err == "kafkatool: elect: --imbalance-threshold: -5 is not a percentage between 0 and 100\n"
+
+
+@pytest.mark.zookeeper
+def test_zookeeper_election_prints_kafka_2_text_in_its_set_order(zk_chroot: str, tmp_path: Path) -> None:
+    """Kafka 2.x: `valid.mkString(",")`, then the Set's toString; a Scala 2.11/2.12 hash trie beyond 4."""
+    from kafkatool.cluster.elect import zk_election_order
+
+    k = ZkKafka(zk_chroot)
+    try:
+        for b in (1, 2):
+            k.add_broker(b)
+        k.become_controller(1)
+        k.create_topic("orders", {p: [1 + p % 2, 2 - p % 2] for p in range(6)})
+        k.create_topic("__consumer_offsets", {p: [1, 2] for p in range(10)})
+        wanted = [TopicPartition("__consumer_offsets", 8), TopicPartition("orders", 0), TopicPartition("orders", 3),
+                  TopicPartition("orders", 5), TopicPartition("orders", 77), TopicPartition("orders", 1)]
+        order = zk_election_order(wanted)
+        assert order != wanted and order != sorted(wanted)
+        valid = [tp for tp in order if tp.partition != 77]
+        (tmp_path / "p.json").write_text(json.dumps({"partitions": [{"topic": tp.topic, "partition": tp.partition}
+                                                                    for tp in wanted]}))
+        r = run_kafkatool("elect", "--zookeeper", zk_chroot, "--timeout", "10", "--election-type", "preferred",
+                          "--path-to-json-file", "p.json", cwd=tmp_path)
+        assert (r.code, r.err) == (0, "")
+        assert r.out == (f"Created preferred replica election path with {','.join(map(str, valid))}\n"
+                         f"Successfully started preferred replica election for partitions "
+                         f"Set({', '.join(map(str, valid))})\n"
+                         "Skipping preferred replica leader election for partition orders-77 since it doesn't exist.\n")
+        r = run_kafkatool("elect", "--zookeeper", zk_chroot, "--timeout", "10", "--election-type", "preferred",
+                          "--topic", "orders", "--partition", "77", cwd=tmp_path)
+        assert (r.code, r.out, r.err) == (2, "", "kafkatool: elect: no such partition: orders-77\n")
     finally:
         k.close()

@@ -12,8 +12,8 @@ from kafka.protocol.admin import AlterPartitionReassignmentsRequest, Incremental
 
 from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
 from kafkatool.cluster.backend import open_cluster
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
+from kafkatool.jvm.random import JavaRandom
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
 
@@ -76,7 +76,7 @@ def test_generate_with_seed_is_kafkas_random_assignment(kafka: FakeKafka, tmp_pa
 def test_minimal_generate_uses_log_dir_sizes(kafka: FakeKafka, tmp_path: Path) -> None:
     (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"audit"}],"version":1}')
     r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
-                 "--strategy", "minimal", "--compare", "--format", "json", "--plan-file", "p.json")
+                 "--strategy", "minimal", "--compare", "--seed", "42", "--format", "json", "--plan-file", "p.json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["summary"]["replica_moves"] == doc["summary"]["lower_bound_moves"] == 2
@@ -211,3 +211,165 @@ def test_a_broker_that_never_answers_times_out(kafka: FakeKafka, tmp_path: Path)
     r = run_kafkatool("reassign", "--bootstrap-server", kafka.bootstrap, "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.err.startswith("kafkatool: reassign:") and r.err.count("\n") == 1
     assert time.monotonic() - start < 30
+
+
+# -- Kafka's output per release (issue 11, 17) -----------------------------------------------------
+
+
+@pytest.fixture
+def three_topics():  # type: ignore[no-untyped-def]
+    with FakeKafka({1: None, 2: None, 3: None}) as k:
+        k.add_topic("orders", {p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(3)})
+        k.add_topic("single", {0: [2, 3]})
+        k.add_topic("big", {p: [1 + p % 3, 1 + (p + 2) % 3, 1 + (p + 1) % 3] for p in range(6)})
+        yield k
+
+
+def _kafka_plan(order: list[str], parts: dict[str, tuple[int, int]], seed: int) -> dict[tuple[str, int], list[int]]:
+    """What AdminUtils draws, topic after topic in `order`, from one java.util.Random(seed)."""
+    from kafkatool.cluster.assignment import assign_replicas_to_brokers
+
+    rng = JavaRandom(seed)
+    out = {}
+    for t in order:
+        n, rf = parts[t]
+        for p, reps in assign_replicas_to_brokers([BrokerMetadata(b) for b in (1, 2, 3)], n, rf, rng=rng).items():
+            out[(t, p)] = reps
+    return out
+
+
+@pytest.mark.parametrize("rel, order", [("3.3", ["big", "single", "orders"]),  # Scala groupBy: immutable.HashMap
+                                        ("4.0", ["single", "big", "orders"])])  # Java: HashMap
+def test_generate_draws_topics_in_the_release_s_order(three_topics: FakeKafka, tmp_path: Path, rel: str,
+                                                      order: list[str]) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"single"},{"topic":"big"}],"version":1}')
+    r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", three_topics.bootstrap, "--timeout", "5",
+                      "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3", "--seed", "7",
+                      "--plan-file", "plan.json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    lines = r.out.split("\n")
+    # stdout is exactly Kafka's text; our notes go to stderr (issue 17)
+    assert (lines[0], lines[2], lines[3], lines[5]) == ("Current partition replica assignment", "",
+                                                        "Proposed partition reassignment configuration", "")
+    assert len(lines) == 6 and "Saved the plan to plan.json" in r.err
+    proposed = {(p["topic"], p["partition"]): p["replicas"] for p in json.loads(lines[4])["partitions"]}
+    assert proposed == _kafka_plan(order, {"orders": (3, 2), "single": (1, 2), "big": (6, 3)}, 7)
+
+
+def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
+    for rel in ("3.3", "4.0"):
+        r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", three_topics.bootstrap,
+                          "--timeout", "5", "--generate", "--topics-to-move-json-file", "t.json", "--broker-list",
+                          "1,2,3,9", cwd=tmp_path)
+        assert r.code == 0, r.err
+        assert r.out.startswith("Current partition replica assignment\n") and r.out.count("\n") == 5
+        assert "Saved the plan to reassign-plan-" in r.err and "Random assignment drawn with --seed" in r.err
+        assert "broker 9 of --broker-list not in the cluster" in r.err
+
+
+@pytest.mark.parametrize("rel", ["3.3", "4.0"])
+def test_verify_and_cancel_clear_throttles_in_the_release_s_order(three_topics: FakeKafka, tmp_path: Path,
+                                                                  rel: str) -> None:
+    from kafkatool.jvm import java_collections, scala_collections
+
+    k = three_topics
+    files = {
+        "three.json": [("orders", 0, [2, 3]), ("single", 0, [3, 1]), ("big", 0, [2, 3, 1])],
+        "six.json": [(t, 0, r) for t, r in (("orders", [2, 3]), ("single", [3, 1]), ("big", [2, 3, 1]))]
+        + [("orders", 1, [1, 2]), ("big", 1, [3, 1, 2]), ("big", 2, [1, 2, 3])],
+    }
+    for name, parts in files.items():
+        f = write(tmp_path, name, parts)
+        topics = list(dict.fromkeys(t for t, _, _ in parts))
+        want = (scala_collections.string_set_order(topics) if rel == "3.3"
+                else java_collections.string_set_order(topics))
+        r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5",
+                          "--verify", "--reassignment-json-file", f, cwd=tmp_path)
+        assert r.code in (0, 3), r.err
+        assert r.out.endswith("Clearing broker-level throttles on brokers 1,2,3\n"
+                              f"Clearing topic-level throttles on topics {','.join(want)}\n")
+    # three topics keep the file's order in Scala's Set3 (the issue's orders,single,big)
+    if rel == "3.3":
+        r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5",
+                          "--verify", "--reassignment-json-file", "three.json", cwd=tmp_path)
+        assert r.out.endswith("Clearing topic-level throttles on topics orders,single,big\n")
+    r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5",
+                      "--cancel", "--reassignment-json-file", "three.json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    moves = "None of the specified partition moves are active." + ("\n" if rel == "3.3" else "")
+    assert r.out.startswith("None of the specified partition reassignments are active.\n" + moves
+                            + "Clearing broker-level throttles on brokers 1,2,3\n")
+
+
+def test_log_dir_moves_retry_until_started_or_timeout() -> None:
+    from kafkatool.cluster.reassign import LogDirMoveTimeout, log_dir_moves_started_text, start_log_dir_moves
+    from kafkatool.release import Release
+
+    a, b = TopicPartitionReplica("t", 0, 2), TopicPartitionReplica("t", 1, 1)
+    rounds = [{a: "ReplicaNotAvailable", b: None}, {a: None}]
+
+    class Cluster:
+        def alter_replica_log_dirs(self, moves):  # type: ignore[no-untyped-def]
+            return rounds.pop(0)
+
+    now = [0.0]
+    slept: list[float] = []
+    got = list(start_log_dir_moves(Cluster(), {a: "/d/x", b: "/d/y"}, 10, clock=lambda: now[0],  # type: ignore[arg-type]
+                                   sleep=slept.append))
+    assert got == [[b], [a]] and slept == [0.1]
+    assert log_dir_moves_started_text([b, a], {a: "/d/x", b: "/d/y"}, Release(3, 3)) == (
+        "Successfully started log directory moves for: t-1-1,t-0-2\n")
+    assert log_dir_moves_started_text([a], {a: "/d/x"}, Release(4, 0)) == (
+        "Successfully started moving log directory to /d/x for replica t-0 with broker 2 \n")
+
+    class Never:
+        def alter_replica_log_dirs(self, moves):  # type: ignore[no-untyped-def]
+            now[0] += 6
+            return dict.fromkeys(moves, "ReplicaNotAvailable")
+
+    with pytest.raises(LogDirMoveTimeout, match=r"^Timed out before log directory moves could be started for: t-1-1,t-0-2$"):
+        list(start_log_dir_moves(Never(), {a: "/d/x", b: "/d/y"}, 10, clock=lambda: now[0], sleep=slept.append))  # type: ignore[arg-type]
+
+
+BROKER_FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "brokers"
+
+
+@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0")])
+def test_broker_release_from_real_brokers_api_versions(name: str, release: str) -> None:
+    """The text release follows the brokers: real 2.1.1, 3.3.1 and 4.0.0 ApiVersions answers."""
+    from kafkatool.cluster.connect import release_from_api_versions
+
+    path = BROKER_FIXTURES / f"{name}.api_versions.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not here (shared fixtures)")
+    apis = json.loads(path.read_text())["apis"].values()
+    got = release_from_api_versions({a["key"]: (a["min"], a["max"]) for a in apis})
+    assert got is not None and str(got) == release
+
+
+def test_admin_cluster_reports_the_negotiated_release(kafka: FakeKafka, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkatool import release
+
+    monkeypatch.setattr(release, "_selected", None)  # no --kafka-release: the brokers' release decides
+    with open_cluster(bootstrap_server=kafka.bootstrap, timeout=5) as c:
+        assert c.broker_release is not None and c.broker_release.at_least("3.7")  # the fake is kafka-python's newest
+        assert c.text_release() == c.broker_release
+
+
+def test_without_kafka_release_the_brokers_release_decides(three_topics: FakeKafka, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3.3 cluster (as kafka-python infers it from ApiVersions) gets Kafka 3.3's order unasked."""
+    from kafkatool.cluster import connect
+    from kafkatool.release import Release
+
+    monkeypatch.setattr(connect, "broker_release", lambda client: Release(3, 3))
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"single"},{"topic":"big"}],"version":1}')
+    args = ("reassign", "--bootstrap-server", three_topics.bootstrap, "--timeout", "5", "--generate",
+            "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3", "--seed", "7", "--no-plan-file")
+    parts = {"orders": (3, 2), "single": (1, 2), "big": (6, 3)}
+    for pre, order in (((), ["big", "single", "orders"]), (("--kafka-release", "4.0"), ["single", "big", "orders"])):
+        r = run_kafkatool(*pre, *args, cwd=tmp_path)
+        assert r.code == 0, r.err
+        proposed = {(p["topic"], p["partition"]): p["replicas"] for p in json.loads(r.out.split("\n")[4])["partitions"]}
+        assert proposed == _kafka_plan(order, parts, 7)

@@ -21,7 +21,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition leadership to the preferred replica (or elect a leader for leaderless partitions), as Kafka's kafka-leader-election.sh and kafka-preferred-replica-election.sh do.
 
-With --bootstrap-server the controller runs the election (ElectLeaders) and the output is kafka-leader-election's. With --zookeeper (Kafka 0.8–2.x) the request is written to /admin/preferred_replica_election, which is refused while an election is in progress; only preferred elections exist there.
+With --bootstrap-server the controller runs the election (ElectLeaders) and the output is kafka-leader-election's. With --zookeeper (Kafka 0.8–2.x) the request is written to /admin/preferred_replica_election, which is refused while an election is in progress; only preferred elections exist there, and the output is Kafka 2.x's kafka-preferred-replica-election.
 
 --dry-run changes nothing: it lists the partitions not led by their preferred replica (preferred) or without a leader (unclean), and each broker's leader imbalance, the ratio the controller compares with leader.imbalance.per.broker.percentage. It exits 1 when it finds any such partition.
 
@@ -70,6 +70,9 @@ def elect(
     if election_type not in ELECTION_TYPES:
         raise CliError(f"elect: --election-type: {election_type!r} is not one of preferred, unclean")
     check_format(output_format)
+    if not 0 <= imbalance_threshold <= 100:
+        raise CliError(
+            f"elect: --imbalance-threshold: {imbalance_threshold:g} is not a percentage between 0 and 100")
     try:
         json_parts = None
         if path_to_json_file is not None:
@@ -107,6 +110,7 @@ def _dry_run(cluster, election_type: str, parts, threshold: float, fmt: str) -> 
     from kafkatool.cluster.elect import dry_run_text, preferred_report, unclean_report
 
     states = _states(cluster, parts)
+    _refuse_missing(parts, states)
     brokers = cluster.brokers()
     not_preferred, imbalance = preferred_report(states, brokers, parts)
     leaderless = unclean_report(states, brokers, parts)
@@ -125,19 +129,30 @@ def _dry_run(cluster, election_type: str, parts, threshold: float, fmt: str) -> 
         raise typer.Exit(EXIT_FINDINGS)
 
 
+def _refuse_missing(parts, states) -> None:  # type: ignore[no-untyped-def]
+    """Named partitions that do not exist are an input error, never silently left out."""
+    missing = [tp for tp in parts or [] if tp not in states]
+    if missing:
+        plural = "" if len(missing) == 1 else "s"
+        raise CliError(f"elect: no such partition{plural}: {', '.join(map(str, missing))}", EXIT_USAGE)
+
+
 def _elect_zk(cluster, election_type: str, parts, fmt: str) -> None:  # type: ignore[no-untyped-def]
-    from kafkatool.cluster.elect import split_existing, zk_election_text
+    from kafkatool.cluster.elect import zk_election_order, zk_election_text
 
     if election_type != "preferred":
         raise CliError("elect: unclean leader election needs --bootstrap-server (Kafka 2.4+ brokers)", EXIT_USAGE)
     states = _states(cluster, parts)
-    wanted = sorted(states) if parts is None else parts
-    valid, invalid = split_existing(wanted, set(states))
+    requested = sorted(states) if parts is None else parts
+    ordered = zk_election_order(requested)
+    valid = [tp for tp in ordered if tp in states]
+    invalid = [tp for tp in ordered if tp not in states]
     if not valid:
-        raise CliError("elect: none of the given partitions exist", EXIT_USAGE)
-    result = cluster.elect_leaders("preferred", valid)
+        _refuse_missing(parts, states)
+        raise CliError("elect: the cluster has no partitions to elect leaders for", EXIT_USAGE)
+    cluster.elect_leaders("preferred", valid)  # the znode lists them in Kafka's order too
     if fmt == "text":
-        sys.stdout.write(zk_election_text(valid, invalid, result.znode_json or ""))
+        sys.stdout.write(zk_election_text(requested, set(states)))
     else:
         rows = [{"topic": tp.topic, "partition": tp.partition, "election_type": "preferred", "status": "requested", "error": None}
                 for tp in valid]
@@ -150,7 +165,7 @@ def _elect_admin(cluster, election_type: str, parts, fmt: str) -> None:  # type:
     from kafkatool.cluster.elect import admin_election_text, election_rows
 
     result = cluster.elect_leaders(election_type, parts)
-    text, failed = admin_election_text(election_type, result)
+    text, failed = admin_election_text(election_type, result, cluster.text_release())
     if fmt == "text":
         sys.stdout.write(text)
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,9 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition replicas between brokers, as Kafka's kafka-reassign-partitions.sh does.
 
-Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what Kafka 3.x's tool prints. Beyond Kafka: --strategy minimal (move as little as possible while balancing replicas and preferred leaders within ±1), --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
+Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (move as little as possible while balancing replicas and preferred leaders within ±1), --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
 
---generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1.
+--generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1. Over ZooKeeper, --execute during a reassignment changes its throttle, as Kafka 2.x did.
 
 \b
 Examples:
@@ -40,6 +41,37 @@ Examples:
 """
 
 ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+
+
+@dataclass(frozen=True)
+class ReassignOptions:
+    """The action-specific options of `reassign`, with their defaults (also typer's defaults)."""
+
+    topics_to_move_json_file: Path | None = None
+    broker_list: str | None = None
+    disable_rack_aware: bool = False
+    strategy: str = "kafka"
+    seed: int | None = None
+    start_index: int | None = None
+    replica_shift: int | None = None
+    sizes: Path | None = None
+    compare: bool = False
+    plan_file: Path | None = None
+    no_plan_file: bool = False
+    reassignment_json_file: Path | None = None
+    throttle: int = -1
+    replica_alter_log_dirs_throttle: int = -1
+    additional: bool = False
+    force: bool = False
+    rollback_file: Path | None = None
+    preserve_throttles: bool = False
+
+    def given(self) -> list[str]:
+        """Names of the options set to something other than their default."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != f.default]
+
+
+D = ReassignOptions()
 ALLOWED: dict[str, set[str]] = {
     "generate": {"topics_to_move_json_file", "broker_list", "disable_rack_aware", "strategy", "seed", "start_index",
                  "replica_shift", "sizes", "compare", "plan_file", "no_plan_file"},
@@ -69,7 +101,9 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _read(path: Path) -> str:
+def _read(path: Path | None) -> str:
+    if path is None:  # the action's REQUIRED check names the option first
+        raise CliError("reassign: a required file option is missing", EXIT_USAGE)
     if not path.is_file():
         raise CliError(f"{path}: no such file", EXIT_USAGE)
     return path.read_text("utf-8")
@@ -96,8 +130,10 @@ def _default_file(prefix: str) -> Path:
 def _library_errors(exc: Exception) -> CliError | None:
     from kafkatool.cluster.assignment import AssignmentError
     from kafkatool.cluster.backend import ReassignmentInProgressError
-    from kafkatool.cluster.reassign import ReassignInputError, ReassignRefused
+    from kafkatool.cluster.reassign import LogDirMoveTimeout, ReassignInputError, ReassignRefused
 
+    if isinstance(exc, LogDirMoveTimeout):
+        return CliError(f"reassign: {exc}", EXIT_FAILURE)
     if isinstance(exc, (ReassignInputError, AssignmentError)):
         return CliError(f"reassign: {exc}", EXIT_USAGE)
     if isinstance(exc, (ReassignRefused, ReassignmentInProgressError)):
@@ -113,24 +149,24 @@ def reassign(
     verify: bool = typer.Option(False, "--verify", help="Report the status of --reassignment-json-file; clear throttles when done."),
     cancel: bool = typer.Option(False, "--cancel", help="Cancel the reassignments in --reassignment-json-file (Admin API)."),
     list_: bool = typer.Option(False, "--list", help="List the reassignments in progress."),
-    topics_to_move_json_file: Path | None = typer.Option(None, "--topics-to-move-json-file", metavar="FILE", help='Topics to move: {"topics":[{"topic":"foo"}],"version":1}.'),
-    broker_list: str | None = typer.Option(None, "--broker-list", metavar="1,2,3", help="Brokers to assign to (--generate)."),
-    disable_rack_aware: bool = typer.Option(False, "--disable-rack-aware", help="Ignore broker racks when assigning."),
-    strategy: str = typer.Option("kafka", "--strategy", help="kafka: Kafka's algorithm; minimal: fewest moves to balance replicas and leaders."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed Kafka's java.util.Random: the same seed gives Kafka's output exactly."),
-    start_index: int | None = typer.Option(None, "--start-index", min=0, help="Fix Kafka's start index (and, unless --replica-shift, its shift)."),
-    replica_shift: int | None = typer.Option(None, "--replica-shift", min=0, help="Fix Kafka's replica shift."),
-    sizes: Path | None = typer.Option(None, "--sizes", metavar="FILE", help="Partition sizes (kafka-log-dirs.sh JSON or {\"t-0\": bytes}); the Admin API reads them itself."),
-    compare: bool = typer.Option(False, "--compare", help="Also plan with the other strategy and print both summaries."),
-    plan_file: Path | None = typer.Option(None, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
-    no_plan_file: bool = typer.Option(False, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),
-    reassignment_json_file: Path | None = typer.Option(None, "--reassignment-json-file", metavar="FILE", help="Reassignment JSON or kafkatool plan file."),
-    throttle: int = typer.Option(-1, "--throttle", metavar="B/S", help="Inter-broker replication throttle in bytes/second for the moving replicas."),
-    replica_alter_log_dirs_throttle: int = typer.Option(-1, "--replica-alter-log-dirs-throttle", metavar="B/S", help="Throttle for moves between log dirs of a broker."),
-    additional: bool = typer.Option(False, "--additional", help="Execute although other reassignments are running (Admin API)."),
-    force: bool = typer.Option(False, "--force", help="Execute although the cluster's assignment differs from the plan's."),
-    rollback_file: Path | None = typer.Option(None, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default reassign-rollback-<UTC time>.json)."),
-    preserve_throttles: bool = typer.Option(False, "--preserve-throttles", help="Leave throttles in place on --verify/--cancel."),
+    topics_to_move_json_file: Path | None = typer.Option(D.topics_to_move_json_file, "--topics-to-move-json-file", metavar="FILE", help='Topics to move: {"topics":[{"topic":"foo"}],"version":1}.'),
+    broker_list: str | None = typer.Option(D.broker_list, "--broker-list", metavar="1,2,3", help="Brokers to assign to (--generate)."),
+    disable_rack_aware: bool = typer.Option(D.disable_rack_aware, "--disable-rack-aware", help="Ignore broker racks when assigning."),
+    strategy: str = typer.Option(D.strategy, "--strategy", help="kafka: Kafka's algorithm; minimal: fewest moves to balance replicas and leaders."),
+    seed: int | None = typer.Option(D.seed, "--seed", help="Seed Kafka's java.util.Random: the same seed gives Kafka's output exactly."),
+    start_index: int | None = typer.Option(D.start_index, "--start-index", min=0, help="Fix Kafka's start index (and, unless --replica-shift, its shift)."),
+    replica_shift: int | None = typer.Option(D.replica_shift, "--replica-shift", min=0, help="Fix Kafka's replica shift."),
+    sizes: Path | None = typer.Option(D.sizes, "--sizes", metavar="FILE", help="Partition sizes (kafka-log-dirs.sh JSON or {\"t-0\": bytes}); the Admin API reads them itself."),
+    compare: bool = typer.Option(D.compare, "--compare", help="Also plan with the other strategy and print both summaries."),
+    plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
+    no_plan_file: bool = typer.Option(D.no_plan_file, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),
+    reassignment_json_file: Path | None = typer.Option(D.reassignment_json_file, "--reassignment-json-file", metavar="FILE", help="Reassignment JSON or kafkatool plan file."),
+    throttle: int = typer.Option(D.throttle, "--throttle", metavar="B/S", help="Inter-broker replication throttle in bytes/second for the moving replicas."),
+    replica_alter_log_dirs_throttle: int = typer.Option(D.replica_alter_log_dirs_throttle, "--replica-alter-log-dirs-throttle", metavar="B/S", help="Throttle for moves between log dirs of a broker."),
+    additional: bool = typer.Option(D.additional, "--additional", help="Execute although other reassignments are running (Admin API)."),
+    force: bool = typer.Option(D.force, "--force", help="Execute although the cluster's assignment differs from the plan's."),
+    rollback_file: Path | None = typer.Option(D.rollback_file, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default reassign-rollback-<UTC time>.json)."),
+    preserve_throttles: bool = typer.Option(D.preserve_throttles, "--preserve-throttles", help="Leave throttles in place on --verify/--cancel."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, and for --verify/--list also ndjson, csv, table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No notes on stderr."),
     bootstrap_server: BootstrapServer = None,
@@ -138,35 +174,39 @@ def reassign(
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> None:
-    given = locals()
+    o = ReassignOptions(
+        topics_to_move_json_file=topics_to_move_json_file, broker_list=broker_list,
+        disable_rack_aware=disable_rack_aware, strategy=strategy, seed=seed, start_index=start_index,
+        replica_shift=replica_shift, sizes=sizes, compare=compare, plan_file=plan_file,
+        no_plan_file=no_plan_file,
+        reassignment_json_file=reassignment_json_file, throttle=throttle,
+        replica_alter_log_dirs_throttle=replica_alter_log_dirs_throttle, additional=additional, force=force,
+        rollback_file=rollback_file, preserve_throttles=preserve_throttles,
+    )
     actions = [a for a, on in zip(ACTIONS, (generate, execute, verify, cancel, list_), strict=True) if on]
     if len(actions) != 1:
         raise CliError("reassign: Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
     action = actions[0]
-    defaults = {"topics_to_move_json_file": None, "broker_list": None, "disable_rack_aware": False, "strategy": "kafka",
-                "seed": None, "start_index": None, "replica_shift": None, "sizes": None, "compare": False,
-                "plan_file": None, "no_plan_file": False, "reassignment_json_file": None, "throttle": -1,
-                "replica_alter_log_dirs_throttle": -1, "additional": False, "force": False, "rollback_file": None,
-                "preserve_throttles": False}
-    for name, default in defaults.items():
-        if given[name] != default and name not in ALLOWED[action]:
+    for name in o.given():
+        if name not in ALLOWED[action]:
             raise CliError(f'reassign: Option "{_flag(name)}" can\'t be used with action "--{action}"')
     for name in REQUIRED[action]:
-        if given[name] is None:
+        if getattr(o, name) is None:
             raise CliError(f'reassign: Missing required argument "{_flag(name)}" for --{action}')
     check_format(output_format, FORMATS[action])
-    opts = dict(zookeeper=zookeeper, bootstrap_server=bootstrap_server, command_config=command_config, timeout=timeout)
+    conn = dict(zookeeper=zookeeper, bootstrap_server=bootstrap_server, command_config=command_config,
+                timeout=timeout)
     try:
         if action == "generate":
-            _generate(given, opts, output_format, quiet)
+            _generate(o, conn, output_format, quiet)
         elif action == "execute":
-            _execute(given, opts, output_format, quiet)
+            _execute(o, conn, output_format, quiet)
         elif action == "verify":
-            _verify(given, opts, output_format)
+            _verify(o, conn, output_format)
         elif action == "cancel":
-            _cancel(given, opts, output_format)
+            _cancel(o, conn, output_format)
         else:
-            _list(opts, output_format)
+            _list(conn, output_format)
     except CliError:
         raise
     except Exception as exc:
@@ -176,7 +216,7 @@ def reassign(
         raise mapped from None
 
 
-def _generate(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> None:
+def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -> None:
     from kafkatool.cluster.reassign import (
         format_comparison,
         format_summary,
@@ -189,26 +229,26 @@ def _generate(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) ->
         plan_document,
     )
 
-    if g["strategy"] not in ("kafka", "minimal"):
-        raise CliError(f"reassign: --strategy: {g['strategy']!r} is not one of kafka, minimal")
-    if g["seed"] is not None and not -(2**63) <= g["seed"] < 2**63:
+    if o.strategy not in ("kafka", "minimal"):
+        raise CliError(f"reassign: --strategy: {o.strategy!r} is not one of kafka, minimal")
+    if o.seed is not None and not -(2**63) <= o.seed < 2**63:
         raise CliError("reassign: --seed must fit in a Java long")
-    if g["strategy"] == "minimal" and (g["seed"] is not None or g["start_index"] is not None or g["replica_shift"] is not None) and not g["compare"]:
+    if o.strategy == "minimal" and (o.seed is not None or o.start_index is not None or o.replica_shift is not None) and not o.compare:
         raise CliError("reassign: --seed, --start-index and --replica-shift apply to --strategy kafka")
-    topics = parse_topics_to_move(_read(g["topics_to_move_json_file"]))
-    brokers = parse_broker_list(g["broker_list"])
-    sizes = parse_sizes(_read(g["sizes"])) if g["sizes"] is not None else None
-    with cluster_from_options(**opts, thing="reassign") as cluster:
+    topics = parse_topics_to_move(_read(o.topics_to_move_json_file))
+    brokers = parse_broker_list(o.broker_list or "")
+    sizes = parse_sizes(_read(o.sizes)) if o.sizes is not None else None
+    with cluster_from_options(**conn, thing="reassign") as cluster:
         result = generate(
             cluster, topics, brokers,
-            strategy=g["strategy"], rack_aware=not g["disable_rack_aware"], seed=g["seed"],
-            start_index=g["start_index"], replica_shift=g["replica_shift"], sizes=sizes, compare=g["compare"],
+            strategy=o.strategy, rack_aware=not o.disable_rack_aware, seed=o.seed,
+            start_index=o.start_index, replica_shift=o.replica_shift, sizes=sizes, compare=o.compare,
         )
         source = cluster.source
     printed = result.printed_proposal()
     plan_path = None
-    if not g["no_plan_file"]:
-        plan_path = g["plan_file"] or _default_file("reassign-plan")
+    if not o.no_plan_file:
+        plan_path = o.plan_file or _default_file("reassign-plan")
         doc = plan_document(printed, result.plan_meta(source))
         parse_reassignment(doc)  # what we save must read back
         _save(plan_path, doc)
@@ -240,11 +280,11 @@ def _generate(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) ->
               "not in the cluster: ignored, as Kafka does", quiet)
     if plan_path:
         _note(f"Saved the plan to {plan_path} (use it as --reassignment-json-file)", quiet)
-    if result.seed is not None and g["seed"] is None and g["start_index"] is None:
+    if result.seed is not None and o.seed is None and o.start_index is None:
         _note(f"Random assignment drawn with --seed {result.seed} (recorded in the plan)", quiet or plan_path is None)
 
 
-def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> None:
+def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -> None:
     from kafkatool.cluster.reassign import (
         VERIFY_PERIODICALLY,
         current_assignment_text,
@@ -255,36 +295,41 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         started_text,
     )
 
-    rf = parse_reassignment(_read(g["reassignment_json_file"]))
+    rf = parse_reassignment(_read(o.reassignment_json_file))
     text_out = fmt == "text"
     report: dict[str, Any] = {}
-    with cluster_from_options(**opts, thing="reassign") as cluster:
-        plan = prepare_execute(cluster, rf, throttle=g["throttle"], additional=g["additional"], force=g["force"])
+    with cluster_from_options(**conn, thing="reassign") as cluster:
+        plan = prepare_execute(cluster, rf, throttle=o.throttle,
+                               log_dir_throttle=o.replica_alter_log_dirs_throttle,
+                               additional=o.additional, force=o.force)
+        if plan.running is not None:
+            _change_running_throttle(cluster, plan.running, o, fmt, quiet)
+            return
         for note in plan.notes:
             _note(f"Note: {note}", quiet)
         if plan.drift:
             _note(f"Warning: --force: executing although {len(plan.drift)} partition(s) changed since the plan was made", quiet)
         rollback_path = None
-        if not g["no_plan_file"]:
-            rollback_path = g["rollback_file"] or _default_file("reassign-rollback")
+        if not o.no_plan_file:
+            rollback_path = o.rollback_file or _default_file("reassign-rollback")
             _save(rollback_path, plan_document(plan.current, plan.rollback_meta(cluster.source)))
         if text_out:
             sys.stdout.write(current_assignment_text(plan.current))
-            if g["throttle"] >= 0 or g["replica_alter_log_dirs_throttle"] >= 0:
+            if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
                 sys.stdout.write(VERIFY_PERIODICALLY + "\n")
             sys.stdout.flush()
         if rollback_path:
             _note(f"Saved the rollback plan to {rollback_path}", quiet)
         errors = cluster.start_reassignment(plan.targets, plan.throttles)
         failed = {tp: e for tp, e in errors.items() if e is not None}
-        if g["throttle"] >= 0 and text_out and len(failed) < len(errors):
-            sys.stdout.write(f"The inter-broker throttle limit was set to {g['throttle']} B/s\n")
-        if g["replica_alter_log_dirs_throttle"] >= 0 and plan.log_dirs:
-            _log_dir_throttle(cluster, plan.log_dirs, g["replica_alter_log_dirs_throttle"], text_out)
+        if o.throttle >= 0 and text_out and len(failed) < len(errors):
+            sys.stdout.write(f"The inter-broker throttle limit was set to {o.throttle} B/s\n")
+        if o.replica_alter_log_dirs_throttle >= 0 and plan.log_dirs:
+            _log_dir_throttle(cluster, plan.log_dirs, o.replica_alter_log_dirs_throttle, text_out)
         report = {"rollback_file": str(rollback_path) if rollback_path else None,
                   "started": [str(tp) for tp in sorted(errors) if errors[tp] is None],
                   "errors": {str(tp): e for tp, e in sorted(failed.items())},
-                  "throttle": g["throttle"] if g["throttle"] >= 0 else None}
+                  "throttle": o.throttle if o.throttle >= 0 else None}
         if failed:
             if text_out:
                 sys.stdout.write(reassign_errors_text(failed) + "\n")
@@ -294,10 +339,36 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         if text_out:
             sys.stdout.write(started_text(plan.targets))
         if plan.log_dirs:
-            moved = _execute_moves(cluster, plan.log_dirs, opts["timeout"], text_out)
-            report["log_dir_moves"] = moved
+            report["log_dir_moves"] = _execute_moves(cluster, plan.log_dirs, conn["timeout"], text_out)
     if not text_out:
         render_json(report)
+
+
+def _change_running_throttle(cluster: Any, running: Any, o: ReassignOptions, fmt: str, quiet: bool) -> None:
+    """Kafka 2.x over ZooKeeper: a reassignment is running, so only its throttle changes."""
+    from kafkatool.cluster.reassign import RUNNING_ASSIGNMENT
+
+    if fmt == "text":
+        sys.stdout.write(RUNNING_ASSIGNMENT + "\n")
+        sys.stdout.flush()
+    cluster.alter_configs(running.changes)
+    if fmt != "text":
+        render_json({"running": True, "throttle": o.throttle if o.throttle >= 0 else None,
+                     "replica_alter_log_dirs_throttle": o.replica_alter_log_dirs_throttle
+                     if o.replica_alter_log_dirs_throttle >= 0 else None,
+                     "brokers_throttled": [c.name for c in running.changes],
+                     "not_started": [str(tp) for tp in running.not_started]})
+    if running.changes:
+        plural = "" if len(running.changes) == 1 else "s"
+        _note(f"Changed the throttle of the running reassignment on broker{plural} "
+              f"{','.join(c.name for c in running.changes)}", quiet)
+    if running.not_started:
+        raise CliError(
+            f"reassign: not started: {','.join(map(str, running.not_started))}: a ZooKeeper reassignment is "
+            "running (/admin/reassign_partitions exists) and only its throttle can change; run --execute again "
+            "when it is done",
+            EXIT_FINDINGS,
+        )
 
 
 def _log_dir_throttle(cluster: Any, log_dirs: dict[Any, str], rate: int, text_out: bool) -> None:
@@ -311,34 +382,23 @@ def _log_dir_throttle(cluster: Any, log_dirs: dict[Any, str], rate: int, text_ou
 
 
 def _execute_moves(cluster: Any, moves: dict[Any, str], timeout: float, text_out: bool) -> list[str]:
-    """Kafka's executeMoves: retry AlterReplicaLogDirs until each replica's move starts."""
-    pending = dict(moves)
+    """Start the log-dir moves (the library retries), printing each round as Kafka does."""
+    from kafkatool.cluster.reassign import log_dir_moves_started_text, start_log_dir_moves
+
     started: list[str] = []
-    deadline = time.monotonic() + timeout
-    order = lambda r: (r.broker, r.topic, r.partition)  # noqa: E731
-    while pending:
-        results = cluster.alter_replica_log_dirs(pending)
-        done = sorted((r for r, err in results.items() if err is None and r in pending), key=order)
-        for r in done:
-            if text_out:
-                sys.stdout.write(f"Successfully started moving log directory to {pending[r]} for replica "
-                                 f"{r.topic}-{r.partition} with broker {r.broker} \n")
-            started.append(str(r))
-            del pending[r]
-        if not pending:
-            break
-        if time.monotonic() >= deadline:
-            left = ",".join(str(r) for r in sorted(pending, key=order))
-            raise CliError(f"reassign: Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}", EXIT_FAILURE)
-        time.sleep(0.1)
+    for batch in start_log_dir_moves(cluster, moves, timeout):
+        if text_out:
+            sys.stdout.write(log_dir_moves_started_text(batch, moves, cluster.text_release()))
+            sys.stdout.flush()
+        started += map(str, batch)
     return started
 
 
-def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
+def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
     from kafkatool.cluster.reassign import clear_throttles, parse_reassignment, verify, verify_text
 
-    rf = parse_reassignment(_read(g["reassignment_json_file"]))
-    with cluster_from_options(**opts, thing="reassign") as cluster:
+    rf = parse_reassignment(_read(o.reassignment_json_file))
+    with cluster_from_options(**conn, thing="reassign") as cluster:
         result = verify(cluster, rf)
         if fmt == "text":
             sys.stdout.write(verify_text(result, cluster.kind == "admin"))
@@ -346,7 +406,7 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
             render_rows(result.rows(), fmt,
                         ["topic", "partition", "status", "current_replicas", "target_replicas"])
         sys.stdout.flush()
-        if not result.parts_ongoing and not result.moves_ongoing and not g["preserve_throttles"]:
+        if not result.parts_ongoing and not result.moves_ongoing and not o.preserve_throttles:
             text = clear_throttles(cluster, rf.partitions)
             if fmt == "text":
                 sys.stdout.write(text)
@@ -356,19 +416,26 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
+def _cancel(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
     from kafkatool.cluster.reassign import (
         cancel_errors_text,
         cancellable,
         cancelled_text,
         clear_throttles,
+        no_active_moves_text,
         parse_reassignment,
         verify,
     )
 
-    rf = parse_reassignment(_read(g["reassignment_json_file"]))
-    report: dict[str, Any] = {}
-    with cluster_from_options(**opts, thing="reassign") as cluster:
+    rf = parse_reassignment(_read(o.reassignment_json_file))
+    text_out = fmt == "text"
+
+    def out(text: str) -> None:
+        if text_out:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    with cluster_from_options(**conn, thing="reassign") as cluster:
         if cluster.kind == "zookeeper":
             from kafkatool.cluster.backend import ClusterUnsupported
 
@@ -377,38 +444,32 @@ def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
             )
         ongoing = cluster.ongoing_reassignments()
         parts = cancellable(ongoing, [tp for tp, _ in rf.partitions])
-        out = []
         if parts:
             errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
             if errors:
-                if fmt == "text":
-                    sys.stdout.write(cancel_errors_text(errors) + "\n")
+                out(cancel_errors_text(errors) + "\n")
                 raise CliError(f"reassign: {len(errors)} cancellation(s) failed", EXIT_FAILURE)
-        out.append(cancelled_text(parts))
+        out(cancelled_text(parts))
         reverted: list[str] = []
+        active = {}
         if rf.log_dirs:
             states = verify(cluster, rf).moves
             active = {r: m.current for r, m in states.items() if m.kind == "active" and m.current}
-            if active:
-                reverted = _execute_moves(cluster, active, opts["timeout"], fmt == "text")
-            else:
-                out.append("None of the specified partition moves are active.")
+        if active:
+            reverted = _execute_moves(cluster, active, conn["timeout"], text_out)
         else:
-            out.append("None of the specified partition moves are active.")
-        if not g["preserve_throttles"]:
-            out.append(clear_throttles(cluster, rf.partitions))
-        report = {"cancelled": [str(tp) for tp in parts], "log_dir_moves_reverted": reverted,
-                  "throttles_cleared": not g["preserve_throttles"]}
-    if fmt == "text":
-        sys.stdout.write("".join(out))
-    else:
-        render_json(report)
+            out(no_active_moves_text(cluster.text_release()))
+        if not o.preserve_throttles:
+            out(clear_throttles(cluster, rf.partitions))
+    if not text_out:
+        render_json({"cancelled": [str(tp) for tp in parts], "log_dir_moves_reverted": reverted,
+                     "throttles_cleared": not o.preserve_throttles})
 
 
-def _list(opts: dict[str, Any], fmt: str) -> None:
+def _list(conn: dict[str, Any], fmt: str) -> None:
     from kafkatool.cluster.reassign import list_rows, list_text
 
-    with cluster_from_options(**opts, thing="reassign") as cluster:
+    with cluster_from_options(**conn, thing="reassign") as cluster:
         ongoing = cluster.ongoing_reassignments()
     if fmt == "text":
         sys.stdout.write(list_text(ongoing))

@@ -4,8 +4,9 @@ Rack-unaware: the first replica of partition p goes to broker `(p + startIndex) 
 follow at an increasing shift.  Rack-aware: the same walk over a rack-alternated broker list,
 skipping brokers whose rack (or who themselves) already hold a replica while others do not.
 `startIndex` and the shift come from one `java.util.Random` unless fixed; `generate_kafka`
-reproduces the order in which Kafka's tool draws them (its topic `HashMap` order), so a seed gives
-Kafka's output exactly.
+reproduces the order in which Kafka's tool draws them (Kafka 3.7+: its topic `HashMap` order; the
+Scala tool before it: its `groupBy`'s `immutable.HashMap` order), so a seed gives Kafka's output
+exactly.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafkatool.cluster import javaorder
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Assignment, TopicPartition
+from kafkatool.jvm import java_collections, scala_collections
+from kafkatool.jvm.hashing import topic_partition_hash
+from kafkatool.jvm.random import JavaRandom
+from kafkatool.release import Release, tools_in_scala
 
 
 class AssignmentError(ValueError):
@@ -130,11 +133,21 @@ def assign_replicas_to_brokers(
 
 
 def broker_metadata(
-    brokers: Sequence[tuple[int, str | None]], broker_list: Sequence[int], rack_aware: bool
+    brokers: Sequence[tuple[int, str | None]], broker_list: Sequence[int], rack_aware: bool,
+    admin_api: bool = False,
 ) -> list[BrokerMetadata]:
-    """The brokers of `--broker-list` that exist, by id, with racks unless rack awareness is off."""
+    """The brokers of `--broker-list` that exist, with racks unless rack awareness is off.
+
+    Their order is the order the rack-unaware assignment walks: Kafka's tool over the Admin API
+    filters `describeCluster().nodes()`, a Java `HashMap` by id (so 17 comes before 5); Kafka 2.x
+    over ZooKeeper read the brokers sorted by id.
+    """
     wanted = set(broker_list)
     found = sorted((bid, rack) for bid, rack in brokers if bid in wanted)
+    if admin_api:
+        rack_of = dict(found)
+        live = java_collections.int_set_order(sorted(bid for bid, _ in brokers))
+        found = [(bid, rack_of[bid]) for bid in live if bid in rack_of]
     metas = [BrokerMetadata(bid, rack if rack_aware else None) for bid, rack in found]
     rackless = sum(1 for m in metas if m.rack is None)
     if rack_aware and rackless not in (0, len(metas)):
@@ -142,27 +155,51 @@ def broker_metadata(
     return metas
 
 
-def kafka_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
-    """Topics (with their partitions) in the order Kafka 3.x's `--generate` assigns them.
+def kafka_topic_order(
+    topics: Sequence[str], current: Assignment, text: Release | None = None
+) -> list[tuple[str, list[TopicPartition]]]:
+    """Topics (with their partitions, the first one giving the replication factor) in the order the
+    `--generate` of Kafka release `text` (default: the Java tool, 3.7+) assigns them."""
+    if text is not None and tools_in_scala(text):
+        return _scala_topic_order(current)
+    return _java_topic_order(topics, current)
+
+
+def _scala_topic_order(current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
+    """Kafka ≤ 3.6: `currentAssignment.groupBy(_._1.topic)` then `forKeyValue`.
+
+    `groupBy` returns an `immutable.HashMap` (CHAMP order of the topic names, whatever the input
+    order); each topic's partitions are a `mutable.HashMap`, whose head gives the replication factor.
+    """
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in current:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    return [(t, scala_collections.topic_partition_mutable_order(by_topic[t]))
+            for t in scala_collections.string_champ_order(by_topic)]
+
+
+def _java_topic_order(topics: Sequence[str], current: Assignment) -> list[tuple[str, list[TopicPartition]]]:
+    """Kafka 3.7+ (Java).
 
     The tool reads topics into a `HashSet`, describes them into nested `HashMap`s, collects partitions
     into a `HashMap<TopicPartition, …>` and groups that by topic into another `HashMap`; each step is
     a stable reorder by hash bucket.  The random draws follow the final order.
     """
     n = len(topics)
-    order = javaorder.string_set_order(list(topics), javaorder.capacity_for_copy(n))  # new HashSet<>(list)
-    order = javaorder.string_set_order(order, javaorder.grown_capacity(n, javaorder.table_size_for(n)))
-    order = javaorder.string_set_order(order, javaorder.capacity_for_copy(n))  # new HashMap<>(futures)
-    order = javaorder.string_set_order(order)  # describeTopics' result map
+    jc = java_collections
+    order = jc.string_set_order(list(topics), jc.capacity_for_copy(n))  # new HashSet<>(list)
+    order = jc.string_set_order(order, jc.grown_capacity(n, jc.table_size_for(n)))  # new HashMap<>(n)
+    order = jc.string_set_order(order, jc.capacity_for_copy(n))  # new HashMap<>(futures)
+    order = jc.string_set_order(order)  # describeTopics' result map
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in current:
         by_topic.setdefault(tp.topic, []).append(tp)
     inserted = [tp for t in order for tp in sorted(by_topic.get(t, []))]
-    tp_order = javaorder.hash_order(inserted, lambda tp: javaorder.topic_partition_hash(tp.topic, tp.partition))
+    tp_order = java_collections.hash_order(inserted, lambda tp: topic_partition_hash(tp.topic, tp.partition))
     grouped: dict[str, list[TopicPartition]] = {}
     for tp in tp_order:
         grouped.setdefault(tp.topic, []).append(tp)
-    return [(t, grouped[t]) for t in javaorder.string_set_order(list(grouped))]
+    return [(t, grouped[t]) for t in java_collections.string_set_order(list(grouped))]
 
 
 def generate_kafka(
@@ -172,11 +209,12 @@ def generate_kafka(
     rng: JavaRandom | None = None,
     start_index: int = -1,
     replica_shift: int | None = None,
+    text: Release | None = None,
 ) -> Assignment:
-    """Kafka's `--generate` proposal: every topic reassigned from scratch over `brokers`."""
+    """Kafka's `--generate` proposal (release `text`): every topic reassigned from scratch over `brokers`."""
     rng = rng if rng is not None else JavaRandom()
     proposed: Assignment = {}
-    for topic, parts in kafka_topic_order(topics, current):
+    for topic, parts in kafka_topic_order(topics, current, text):
         rf = len(current[parts[0]])
         assigned = assign_replicas_to_brokers(
             brokers, len(parts), rf, fixed_start_index=start_index, rng=rng, replica_shift=replica_shift

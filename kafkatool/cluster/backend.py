@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kafkatool import release
 from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, ClusterInputError
 from kafkatool.cluster.model import (
     Assignment,
@@ -24,6 +25,7 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kafkatool.release import Release
 
 __all__ = [
     "Cluster",
@@ -59,6 +61,12 @@ class Cluster(ABC):
 
     kind: str = "cluster"
     source: str = ""
+    #: The brokers' Kafka release when the backend can tell (e.g. from ApiVersions); None otherwise.
+    broker_release: Release | None = None
+
+    def text_release(self) -> Release:
+        """Which release's tool text to print for this cluster (`release.text_release`)."""
+        return release.text_release(self.broker_release)
 
     @abstractmethod
     def brokers(self) -> list[Broker]:
@@ -159,8 +167,11 @@ def open_cluster(
 
         return ZkCluster.connect(zookeeper, timeout)
     from kafkatool.cluster.admin import AdminCluster
+    from kafkatool.cluster.connect import broker_release
 
-    return AdminCluster.connect(bootstrap_server or "", command_config, timeout)
+    cluster = AdminCluster.connect(bootstrap_server or "", command_config, timeout)
+    cluster.broker_release = broker_release(cluster.client)
+    return cluster
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kafkatool.cluster import javaorder
+from kafkatool import release
 from kafkatool.cluster.model import (
     ELECTION_NOT_NEEDED,
     Broker,
@@ -22,6 +22,9 @@ from kafkatool.cluster.model import (
     PartitionState,
     TopicPartition,
 )
+from kafkatool.jvm import java_collections, scala_collections
+from kafkatool.jvm.hashing import topic_partition_hash
+from kafkatool.release import Release, tools_in_scala
 
 ELECTION_TYPES = ("preferred", "unclean")
 
@@ -80,24 +83,37 @@ def select_partitions(
 # -- Admin API results ---------------------------------------------------------------------------
 
 
-def _tp_order(parts: list[TopicPartition]) -> list[TopicPartition]:
-    return javaorder.hash_order(parts, lambda tp: javaorder.topic_partition_hash(tp.topic, tp.partition))
+def _java_tp_order(parts: list[TopicPartition]) -> list[TopicPartition]:
+    return java_collections.hash_order(parts, lambda tp: topic_partition_hash(tp.topic, tp.partition))
 
 
-def admin_election_text(election_type: str, result: ElectionResult) -> tuple[str, int]:
-    """Kafka's `LeaderElectionCommand` lines and the number of partitions that failed."""
+def admin_election_text(
+    election_type: str, result: ElectionResult, text: Release | None = None
+) -> tuple[str, int]:
+    """Kafka's `LeaderElectionCommand` lines (of release `text`) and the number of partitions that failed.
+
+    The tool walks the result `HashMap` and sorts partitions into succeeded / not needed / failed
+    collections that it prints in their iteration order: Java `HashSet`s and a `HashMap` from Kafka
+    3.7, Scala 2.13 `mutable.HashSet`s and a `mutable.HashMap` before.
+    """
+    scala = tools_in_scala(text if text is not None else release.text_release())
+    walked = _java_tp_order(list(result.results))  # the Admin client's result HashMap
+
+    def order(parts: list[TopicPartition]) -> list[TopicPartition]:
+        return scala_collections.topic_partition_mutable_order(parts) if scala else _java_tp_order(parts)
+
     kind = election_type.upper()
-    succeeded = [tp for tp, err in result.results.items() if err is None]
-    noop = [tp for tp, err in result.results.items() if err == ELECTION_NOT_NEEDED]
-    failed = {tp: err for tp, err in result.results.items() if err is not None and err != ELECTION_NOT_NEEDED}
+    succeeded = order([tp for tp in walked if result.results[tp] is None])
+    noop = order([tp for tp in walked if result.results[tp] == ELECTION_NOT_NEEDED])
+    failed = order([tp for tp in walked if result.results[tp] not in (None, ELECTION_NOT_NEEDED)])
     lines = []
     if succeeded:
         lines.append(f"Successfully completed leader election ({kind}) for partitions "
-                     + ", ".join(map(str, _tp_order(succeeded))))
+                     + ", ".join(map(str, succeeded)))
     if noop:
-        lines.append("Valid replica already elected for partitions " + ", ".join(map(str, _tp_order(noop))))
-    for tp in _tp_order(list(failed)):
-        lines.append(f"Error completing leader election ({kind}) for partition: {tp}: {failed[tp]}")
+        lines.append("Valid replica already elected for partitions " + ", ".join(map(str, noop)))
+    for tp in failed:
+        lines.append(f"Error completing leader election ({kind}) for partition: {tp}: {result.results[tp]}")
     return ("\n".join(lines) + "\n") if lines else "", len(failed)
 
 
@@ -113,14 +129,22 @@ def election_rows(election_type: str, result: ElectionResult) -> list[dict[str, 
 # -- ZooKeeper -----------------------------------------------------------------------------------
 
 
-def split_existing(parts: list[TopicPartition], existing: set[TopicPartition]) -> tuple[list[TopicPartition], list[TopicPartition]]:
-    return [tp for tp in parts if tp in existing], [tp for tp in parts if tp not in existing]
+def zk_election_order(parts: list[TopicPartition]) -> list[TopicPartition]:
+    """Kafka 2.x's `partitions.toSet` (Scala 2.11/2.12): given order up to 4, hash-trie order beyond."""
+    return scala_collections.topic_partition_set_order(parts, scala="2.12")
 
 
-def zk_election_text(valid: list[TopicPartition], invalid: list[TopicPartition], znode_json: str) -> str:
-    """What Kafka 2.x's ZooKeeper election command printed (its Scala `Set` rendering)."""
+def zk_election_text(requested: list[TopicPartition], existing: set[TopicPartition]) -> str:
+    """What Kafka 2.x's `PreferredReplicaLeaderElectionCommand` printed after writing the znode.
+
+    `partitionsFromUser.partition(exists)` keeps the user set's iteration order in both halves; the
+    path line is `valid.mkString(",")`, the next one the set's `toString`.
+    """
+    ordered = zk_election_order(requested)
+    valid = [tp for tp in ordered if tp in existing]
+    invalid = [tp for tp in ordered if tp not in existing]
     lines = [
-        f"Created preferred replica election path with {znode_json}",
+        f"Created preferred replica election path with {','.join(map(str, valid))}",
         f"Successfully started preferred replica election for partitions Set({', '.join(map(str, valid))})",
     ]
     lines += [f"Skipping preferred replica leader election for partition {tp} since it doesn't exist." for tp in invalid]

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.assignment import (
     AssignmentError,
     BrokerMetadata,
@@ -32,7 +32,6 @@ from kafkatool.cluster.assignment import (
     generate_kafka,
 )
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import (
     Assignment,
@@ -41,6 +40,9 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kafkatool.jvm import java_collections, scala_collections
+from kafkatool.jvm.random import JavaRandom
+from kafkatool.release import Release, tools_in_scala
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -83,6 +85,10 @@ class ReassignInputError(ValueError):
 
 class ReassignRefused(Exception):
     """The cluster is not in a state to execute (reassignment in progress, drift): exit code 1."""
+
+
+class LogDirMoveTimeout(Exception):
+    """Some log-dir moves did not start within the timeout (Kafka's message): exit code 3."""
 
 
 # -- JSON in Kafka's shapes -----------------------------------------------------------------------
@@ -537,7 +543,8 @@ def generate(
     current = cluster.assignment(topics)
     if sizes is None and (strategy == "minimal" or compare):  # only the minimal planner and summaries use bytes
         sizes = cluster.partition_sizes_of(current)
-    metas = broker_metadata([(b.id, b.rack) for b in cluster.brokers()], broker_list, rack_aware)
+    metas = broker_metadata([(b.id, b.rack) for b in cluster.brokers()], broker_list, rack_aware,
+                            admin_api=cluster.kind == "admin")
     used_seed = seed
 
     def kafka_plan() -> Assignment:
@@ -545,7 +552,8 @@ def generate(
         if start_index is None and used_seed is None:
             used_seed = random.SystemRandom().randrange(-(2**63), 2**63)
         rng = JavaRandom(used_seed if used_seed is not None else 0)
-        return generate_kafka(topics, current, metas, rng, -1 if start_index is None else start_index, replica_shift)
+        start = -1 if start_index is None else start_index
+        return generate_kafka(topics, current, metas, rng, start, replica_shift, text=cluster.text_release())
 
     if strategy == "kafka":
         proposed = kafka_plan()
@@ -692,6 +700,45 @@ def drift_message(drifts: list[Drift], limit: int = 5) -> str:
     )
 
 
+RUNNING_ASSIGNMENT = "There is an existing assignment running."
+
+
+@dataclass
+class RunningThrottleUpdate:
+    """Kafka 2.x's `--execute` while `/admin/reassign_partitions` exists (`maybeLimit`).
+
+    It starts nothing and sets the throttle rates given on every broker of the file's topics (all
+    their partitions' replicas) and of its target replicas, keeping other broker configs.
+    `not_started` lists the file's partitions that the running reassignment does not move there.
+    """
+
+    changes: list[ConfigChange]
+    not_started: list[TopicPartition]
+
+
+def running_throttle_update(
+    cluster: Cluster,
+    targets: dict[TopicPartition, list[int]],
+    ongoing: dict[TopicPartition, OngoingReassignment],
+    throttle: int,
+    log_dir_throttle: int,
+) -> RunningThrottleUpdate:
+    existing = cluster.assignment(sorted({tp.topic for tp in targets}))
+    brokers = dict.fromkeys(b for reps in list(existing.values()) + list(targets.values()) for b in reps)
+    rates: dict[str, str] = {}
+    if throttle >= 0:
+        rates = {LEADER_RATE: str(throttle), FOLLOWER_RATE: str(throttle)}
+    if log_dir_throttle >= 0:
+        rates[LOG_DIR_RATE] = str(log_dir_throttle)
+    changes = [ConfigChange("brokers", str(b), set=dict(rates)) for b in brokers] if rates else []
+    def moving_there(tp: TopicPartition, reps: list[int]) -> bool:
+        target = ongoing[tp].target if tp in ongoing else None
+        return tp in ongoing and (target is None or list(target) == reps)
+
+    not_started = [tp for tp, reps in targets.items() if not moving_there(tp, reps)]
+    return RunningThrottleUpdate(changes, sorted(not_started))
+
+
 @dataclass
 class ExecutePlan:
     targets: dict[TopicPartition, list[int]]
@@ -701,6 +748,8 @@ class ExecutePlan:
     log_dirs: dict[TopicPartitionReplica, str]
     drift: list[Drift]
     notes: list[str] = field(default_factory=list)
+    #: Set when a ZooKeeper reassignment is running: Kafka 2.x then only changes its throttle.
+    running: RunningThrottleUpdate | None = None
 
     def rollback_meta(self, cluster: str) -> PlanMeta:
         return PlanMeta(current=dict(self.targets), kind="rollback", cluster=cluster, strategy="execute",
@@ -712,20 +761,24 @@ def prepare_execute(
     rf: ReassignmentFile,
     *,
     throttle: int = -1,
+    log_dir_throttle: int = -1,
     additional: bool = False,
     force: bool = False,
 ) -> ExecutePlan:
-    """Every check before `--execute` changes anything, in Kafka's order, plus drift detection."""
+    """Every check before `--execute` changes anything, in Kafka's order, plus drift detection.
+
+    Over ZooKeeper with a reassignment running, Kafka 2.x starts nothing and changes the running
+    throttle instead: the plan then only carries that (`running`).
+    """
     targets = validate_for_execute(rf)
     if rf.log_dirs and cluster.kind == "zookeeper":
         raise ReassignInputError("bootstrap-server needs to be provided when replica reassignments are present.")
     ongoing = cluster.ongoing_reassignments()
-    legacy_running = cluster.kind == "zookeeper" and any(r.target is not None for r in ongoing.values())
-    if ongoing and (not additional or legacy_running):
-        msg = CANNOT_EXECUTE_BECAUSE_OF_EXISTING
-        if additional:
-            msg = "Cannot execute because /admin/reassign_partitions exists: a ZooKeeper reassignment cannot be extended; wait for it to finish"
-        raise ReassignRefused(msg)
+    if cluster.kind == "zookeeper" and any(r.target is not None for r in ongoing.values()):
+        running = running_throttle_update(cluster, targets, ongoing, throttle, log_dir_throttle)
+        return ExecutePlan(targets, {}, ongoing, running.changes, {}, [], running=running)
+    if ongoing and not additional:
+        raise ReassignRefused(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
     alive = {b.id for b in cluster.brokers()}
     wanted = sorted({b for reps in targets.values() for b in reps})
     unknown = [b for b in wanted if b not in alive]
@@ -747,6 +800,52 @@ def prepare_execute(
     if rf.plan is None:
         notes.append("the reassignment file records no current assignment (not a kafkatool plan): drift check skipped")
     return ExecutePlan(targets, current, ongoing, throttles, dict(rf.log_dirs), drift, notes)
+
+
+def start_log_dir_moves(
+    cluster: Cluster,
+    moves: dict[TopicPartitionReplica, str],
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[list[TopicPartitionReplica]]:
+    """Kafka's `executeMoves`: send AlterReplicaLogDirs for the pending replicas every 100 ms until
+    each move started (a replica still arriving on its new broker cannot move yet); yields each
+    round's started replicas in Kafka's order, raises LogDirMoveTimeout after `timeout` seconds."""
+    pending = dict(moves)
+    deadline = clock() + timeout
+    while pending:
+        results = cluster.alter_replica_log_dirs(pending)
+        started = sorted((r for r, err in results.items() if err is None and r in pending),
+                         key=_replica_order)
+        for r in started:
+            del pending[r]
+        if started:
+            yield started
+        if not pending:
+            return
+        if clock() >= deadline:
+            left = ",".join(str(r) for r in sorted(pending, key=_replica_order))
+            plural = "" if len(pending) == 1 else "s"
+            raise LogDirMoveTimeout(f"Timed out before log directory move{plural} could be started for: {left}")
+        sleep(0.1)
+
+
+def log_dir_moves_started_text(
+    started: list[TopicPartitionReplica], moves: dict[TopicPartitionReplica, str], text: Release
+) -> str:
+    """One round of started log-dir moves as Kafka prints it (the Scala tool: one line a round)."""
+    if tools_in_scala(text):
+        return (f"Successfully started log directory move{'' if len(started) == 1 else 's'} for: "
+                f"{','.join(map(str, started))}\n")
+    return "".join(f"Successfully started moving log directory to {moves[r]} for replica {r.topic}-{r.partition} "
+                   f"with broker {r.broker} \n" for r in started)
+
+
+def no_active_moves_text(text: Release) -> str:
+    """`--cancel` with no log-dir move to revert: the Scala tool ends the line, 3.7+'s Java does not."""
+    return "None of the specified partition moves are active." + ("\n" if tools_in_scala(text) else "")
 
 
 def started_text(targets: Iterable[TopicPartition]) -> str:
@@ -898,13 +997,27 @@ def verify_text(result: VerifyResult, admin_api: bool) -> str:
     return text
 
 
+def throttled_entities(
+    active_brokers: Sequence[int], targets: Sequence[tuple[TopicPartition, list[int]]], text: Release
+) -> tuple[list[int], list[str]]:
+    """The brokers and topics whose throttles `--verify`/`--cancel` clear, in the order Kafka prints them.
+
+    Kafka 3.7+ (Java) collects both into `HashSet`s; the Scala tool before it into immutable `Set`s
+    (`activeBrokers.toSet ++ targetParts.flatMap(_._2).toSet`, `targetParts.map(_._1.topic).toSet`),
+    which keep insertion order up to 4 elements.  Both get the live brokers from a `HashMap` by id.
+    """
+    active = java_collections.int_set_order(list(active_brokers))
+    target_brokers = [r for _, reps in targets for r in reps]
+    topics = [tp.topic for tp, _ in targets]
+    if tools_in_scala(text):
+        brokers = scala_collections.int_set_order(active + scala_collections.int_set_order(target_brokers))
+        return brokers, scala_collections.string_set_order(topics)
+    return java_collections.int_set_order(active + target_brokers), java_collections.string_set_order(topics)
+
+
 def clear_throttles(cluster: Cluster, targets: Sequence[tuple[TopicPartition, list[int]]]) -> str:
     """Remove every reassignment throttle from all brokers and the targets' topics (Kafka's way)."""
-    broker_ids = [b.id for b in cluster.brokers()]
-    for _, reps in targets:
-        broker_ids.extend(reps)
-    brokers = javaorder.int_set_order(broker_ids)
-    topics = javaorder.string_set_order([tp.topic for tp, _ in targets])
+    brokers, topics = throttled_entities([b.id for b in cluster.brokers()], targets, cluster.text_release())
     changes = [ConfigChange("brokers", str(b), delete=list(BROKER_THROTTLES)) for b in brokers]
     changes += [ConfigChange("topics", t, delete=list(TOPIC_THROTTLES)) for t in topics]
     text = (

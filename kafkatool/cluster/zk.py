@@ -32,6 +32,7 @@ from kafkatool.cluster.model import (
     PartitionState,
     TopicPartition,
 )
+from kafkatool.jvm import scala_collections
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
@@ -340,9 +341,10 @@ class ZkCluster(Cluster):
             self._wait(self.client.create_async(PREFERRED_ELECTION, data), PREFERRED_ELECTION)
         except NodeExistsError:
             got = self._get(PREFERRED_ELECTION)
-            running = [str(tp) for tp, _ in parse_partition_list(got[0])] if got else []
+            listed = [tp for tp, _ in parse_partition_list(got[0])] if got else []
+            running = scala_collections.topic_partition_set_order(listed, scala="2.12")  # Kafka 2.x's Set
             raise ElectionInProgressError(
                 "Preferred replica leader election currently in progress for "
-                f"Set({', '.join(running)}). Aborting operation"
+                f"{','.join(map(str, running))}. Aborting operation"
             ) from None
         return ElectionResult(znode_json=data.decode("utf-8"))

@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from kafkatool.cluster.javaorder import capacity_for_copy, hash_order, topic_partition_hash
+from kafkatool.jvm.hashing import topic_partition_hash
+from kafkatool.jvm.java_collections import capacity_for_copy, hash_order
 from kafkatool.log.decoders._wire import ScalaHashTable
 
 TP = tuple[str, int]

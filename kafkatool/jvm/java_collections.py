@@ -11,50 +11,15 @@ occur in practice.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from kafkatool.jvm.hashing import int_hash, string_hash
 
 K = TypeVar("K")
 
 DEFAULT_CAPACITY = 16
 LOAD_FACTOR = 0.75
-
-
-def to_int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def string_hash(s: str) -> int:
-    """`String.hashCode()`: s[0]*31^(n-1) + … over UTF-16 code units, as a Java int."""
-    h = 0
-    units = map(ord, s) if s.isascii() or max(map(ord, s)) < 0x10000 else _utf16_units(s)
-    for unit in units:
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return to_int32(h)
-
-
-def _utf16_units(s: str) -> Iterable[int]:
-    for ch in s:
-        c = ord(ch)
-        if c < 0x10000:
-            yield c
-        else:
-            c -= 0x10000
-            yield 0xD800 + (c >> 10)
-            yield 0xDC00 + (c & 0x3FF)
-
-
-def topic_partition_hash(topic: str, partition: int) -> int:
-    """`org.apache.kafka.common.TopicPartition.hashCode()`."""
-    return to_int32(31 * (31 + partition) + string_hash(topic))
-
-
-def int_hash(v: int) -> int:
-    """`Integer.hashCode()`."""
-    return to_int32(v)
 
 
 def table_size_for(cap: int) -> int:
@@ -79,6 +44,7 @@ def capacity_for_copy(size: int) -> int:
 
 
 def bucket(h: int, capacity: int) -> int:
+    """`HashMap.hash` spread (h ^ h >>> 16), masked to the table."""
     h &= 0xFFFFFFFF
     return (h ^ (h >> 16)) & (capacity - 1)
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import os
 
+from kafkatool.jvm.hashing import to_int32, to_int64
+
 _MULTIPLIER = 0x5DEECE66D
 _ADDEND = 0xB
 _MASK = (1 << 48) - 1
 _INT_MAX = 0x7FFFFFFF
-
-
-def _to_int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v
 
 
 class JavaRandom:
@@ -38,7 +35,7 @@ class JavaRandom:
     def next_bits(self, bits: int) -> int:
         """`Random.next(bits)`: advance the LCG, return the top `bits` bits as a Java int."""
         self._seed = (self._seed * _MULTIPLIER + _ADDEND) & _MASK
-        return _to_int32(self._seed >> (48 - bits))
+        return to_int32(self._seed >> (48 - bits))
 
     def next_int(self, bound: int | None = None) -> int:
         """`nextInt()` (any int) or `nextInt(bound)` in [0, bound)."""
@@ -60,5 +57,4 @@ class JavaRandom:
     def next_long(self) -> int:
         hi = self.next_bits(32)
         lo = self.next_bits(32)
-        v = ((hi << 32) + lo) & 0xFFFFFFFFFFFFFFFF
-        return v - (1 << 64) if v >> 63 else v
+        return to_int64((hi << 32) + lo)
