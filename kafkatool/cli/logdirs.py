@@ -10,7 +10,7 @@ import typer
 
 from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_USAGE, CliError
-from kafkatool.cli.render import check_format, render_rows
+from kafkatool.cli.render import aligned_text, check_format, render_rows
 
 HELP = """Sizes, segment counts, offset ranges and time spans of the partitions in log dirs on disk.
 
@@ -69,9 +69,7 @@ def _text(rows: list[dict], by: str) -> str:
         body = [[str(r[by]), str(r["partitions"]), _human(r["size"]), str(r["segments"]),
                  _when(r["oldest_timestamp"]), _when(r["newest_timestamp"]), _human(r["reclaimable_bytes"])]
                 for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=False)]
-    return "".join(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n"
-                   for line in [head, *body])
+    return aligned_text(head, body)
 
 
 @app.command("log-dirs", help=HELP, no_args_is_help=True)

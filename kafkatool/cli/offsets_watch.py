@@ -28,7 +28,7 @@ from kafkatool.cli.offsets import (
     _zookeeper,
     offsets_app,
 )
-from kafkatool.cli.render import check_format, dumps, render_rows
+from kafkatool.cli.render import aligned_text, check_format, dumps, render_rows
 
 WATCH_HELP = """Lag status over a window of commits, per partition and group, as Burrow evaluates it.
 
@@ -68,9 +68,7 @@ def _text(statuses: list[Any]) -> str:
             body.append([r["group"], r["topic"], str(r["partition"]), r["status"], str(r["commits"]),
                          f"{r['first_offset']}..{r['last_offset']}",
                          f"{_n(r['first_lag'])}..{_n(r['last_lag'])}"])
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=False)]
-    out = "".join(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n"
-                  for line in [head, *body])
+    out = aligned_text(head, body)
     for g in statuses:
         w = g.worst
         worst = f" (worst: {w.topic}-{w.partition} {w.status})" if w is not None and g.status != "OK" else ""

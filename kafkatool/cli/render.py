@@ -81,6 +81,14 @@ def render_rows(
     raise ValueError(f"render_rows cannot write {fmt!r}")
 
 
+def aligned_text(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """Space-aligned columns, a header line first (kafkatool's own text tables, like `du`/`df`)."""
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    return "".join(
+        " ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n" for line in [head, *body]
+    )
+
+
 def _cell(v: Any) -> str:
     if isinstance(v, (list, dict)):
         return dumps(v)
