@@ -13,6 +13,7 @@ import typer
 
 from kafkatool import __version__
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from kafkatool.cli.inputs import CheckedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,6 +25,7 @@ EXIT_CODES_HELP = (
 
 app = typer.Typer(
     name="kafkatool",
+    cls=CheckedGroup,  # every option of every command gets the common checks (cli/inputs.py)
     help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n" + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=True,

@@ -1,0 +1,140 @@
+"""Every option of every command, fed malformed values: exit 2 and one stderr line naming the option.
+
+The cases come from the app's own parameter list, so an option added tomorrow is swept too.  Each
+case runs in-process through the console-script entry (`run`), with nothing else on the command line:
+the malformed value must be refused while the options are read, before any file or cluster is touched
+(an option checked only later would fail with another message, or reach for a cluster and time out).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+import pytest
+import typer
+
+from kafkatool.cli import inputs
+from kafkatool.cli.main import full_app, run
+
+BAD_CONNECT = ["127.0.0.1:abc", "127.0.0.1:99999", "127.0.0.1:", "host name:1"]
+
+
+def _kind(param: Any) -> str:
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return "choice"
+    ann = desc.annotation
+    if get_origin(ann) is list:
+        ann = get_args(ann)[0]
+    return getattr(ann, "__name__", str(ann))
+
+
+def _malformed(param: Any) -> list[str]:
+    kind = _kind(param)
+    signed = inputs._signed(param)
+    if kind == "int":
+        return ["abc", "", "1.5", str(2**63), "99999999999999999999"] + ([] if signed else ["-1"])
+    if kind == "float":
+        return ["abc", "", "nan", "inf", "-inf"] + ([] if signed else ["-1", "-0.5"])
+    if kind == "choice":
+        return ["", "no-such-choice"]
+    if kind in ("str", "Path", "PosixPath"):
+        values = ["", "   "]
+        if any(o in inputs.TEXT_CHECKS for o in param.opts):
+            values += BAD_CONNECT
+        return values
+    return []
+
+
+def _cases() -> list[Any]:
+    root = typer.main.get_command(full_app())
+    cases = []
+
+    def walk(cmd: Any, path: list[str]) -> None:
+        for param in cmd.params:
+            if param.type_descriptor.annotation is bool or getattr(param, "is_flag", False):
+                continue
+            if param.param_type_name == "option":
+                opt = max(param.opts, key=len)
+                for value in _malformed(param):
+                    cases.append(pytest.param(path, [opt, value], opt, id=f"{' '.join(path) or '-'} {opt}={value!r}"))
+            else:
+                for value in _malformed(param):
+                    cases.append(pytest.param(path, [value], param.name, id=f"{' '.join(path)} <{param.name}>={value!r}"))
+        for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+            walk(sub, [*path, name])
+
+    walk(root, [])
+    return cases
+
+
+CASES = _cases()
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+         cwd: Path) -> tuple[int, str, str]:
+    monkeypatch.chdir(cwd)  # a value that slipped through must not write into the checkout
+    monkeypatch.setattr(sys, "argv", ["kafkatool", *argv])
+    monkeypatch.setenv("KAFKATOOL_CONFIG", "/nonexistent/kafkatool-config.toml")
+    monkeypatch.delenv("KAFKATOOL_CLUSTER", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        run()
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def test_every_command_has_cases() -> None:
+    swept = {tuple(c.values[0]) for c in CASES}
+    for command in ("dump-log", "recover", "compact", "reassign", "elect", "spark-scan", "generate", "offsets"):
+        assert (command,) in swept, command
+    assert ("index", "verify") in swept and ("offsets", "end") in swept
+
+
+@pytest.mark.parametrize(("path", "args", "name"), CASES)
+def test_malformed_value_is_a_one_line_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, path: list[str],
+    args: list[str], name: str,
+) -> None:
+    start = time.monotonic()
+    code, out, err = _run(monkeypatch, capsys, [*path, *args], tmp_path)
+    assert time.monotonic() - start < 5
+    assert code == 2, (code, err)
+    assert err.count("\n") == 1 and err.startswith("kafkatool: "), err
+    assert "Traceback" not in err and "unexpected error" not in err, err
+    assert name in err, f"the error does not say which option is wrong: {err}"
+
+
+@pytest.mark.parametrize("option", ["--zookeeper", "--bootstrap-server"])
+@pytest.mark.parametrize("command", [["reassign", "--list"], ["elect", "--all-topic-partitions"], ["offsets", "--all-groups"]])
+def test_bad_port_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                   option: str, command: list[str]) -> None:
+    code, _out, err = _run(monkeypatch, capsys, [*command, option, "127.0.0.1:abc", "--timeout", "2"], tmp_path)
+    assert (code, err.count("\n")) == (2, 1), err
+    assert "'127.0.0.1:abc': the port must be a number from 1 to 65535" in err
+
+
+def test_bad_port_from_a_cluster_profile_is_a_usage_error(tmp_path: Path) -> None:
+    """A connect string from the config file is checked as strictly as one on the command line."""
+    import subprocess
+
+    (tmp_path / "c.toml").write_text('[clusters.p]\nbootstrap_server = "127.0.0.1:abc"\n')
+    p = subprocess.run([sys.executable, "-m", "kafkatool", "--config-file", str(tmp_path / "c.toml"), "--cluster", "p",
+                        "reassign", "--list", "--timeout", "2"], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stderr.count("\n")) == (2, 1), p.stderr
+    assert "the port must be a number from 1 to 65535" in p.stderr and "unexpected error" not in p.stderr
+
+
+def test_compact_buffer_larger_than_memory(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    from kafkatool.ops.generate import GenerateSpec, generate_partition
+
+    generate_partition(tmp_path, GenerateSpec(records=20))
+    ram = inputs.physical_memory()
+    assert ram is not None
+    for args in (["--buffer-size", str(4 * ram)], ["--config", f"log.cleaner.dedupe.buffer.size={4 * ram}"]):
+        code, out, err = _run(monkeypatch, capsys, ["compact", *args, "--dry-run", str(tmp_path / "demo-0")], tmp_path)
+        assert (code, out, err.count("\n")) == (2, "", 1), err
+        assert "exceeds the memory available" in err and "unexpected error" not in err
