@@ -30,6 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is plain text: "[clusters.NAME]" is not markup, \b blocks keep their lines
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
