@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -38,6 +37,23 @@ def _connect_check(option: str) -> Callable[[str], None]:
 
     return check
 
+
+# Durations in seconds that become a client's int milliseconds (kafka-python, kazoo, Spark): a
+# timeout of 0 never waits and one past 2^31-1 ms is an overflow (or, in effect, no timeout at all).
+MAX_SECONDS = (2**31 - 1) / 1000
+
+
+def _duration(value: Any) -> None:
+    if value is not None and not 0 < value <= MAX_SECONDS:
+        raise typer.BadParameter(f"{value:g} seconds: must be more than 0 and at most {int(MAX_SECONDS)} (24 days)")
+
+
+# Per-option checks of the converted value, by option name.
+VALUE_CHECKS: dict[str, Callable[[Any], None]] = {
+    "--timeout": _duration,
+    "--executor-timeout": _duration,
+    "--sample": _duration,
+}
 
 # Per-option checks of the raw text, by option name.
 TEXT_CHECKS: dict[str, Callable[[str], None]] = {
@@ -84,6 +100,7 @@ def _checked(param: Any) -> None:
         return
     process = param.process_value
     text_check = TEXT_CHECKS.get(_option_name(param))
+    value_check = VALUE_CHECKS.get(_option_name(param))
     signed = _signed(param)
 
     def process_value(ctx: Any, value: Any) -> Any:
@@ -100,6 +117,8 @@ def _checked(param: Any) -> None:
         for item in _items(result):
             try:
                 check_number(item, signed)
+                if value_check is not None and item is not param.default:
+                    value_check(item)
             except typer.BadParameter as exc:
                 raise typer.BadParameter(exc.message, ctx=ctx, param=param) from None
         return result
@@ -138,11 +157,3 @@ def physical_memory() -> int | None:
     except (ValueError, OSError, AttributeError):
         return None
 
-
-def free_disk_space(path: Path) -> int:
-    """Bytes an unprivileged writer may still use on the file system that holds `path` (or would)."""
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    st = os.statvfs(probe)
-    return st.f_bavail * st.f_frsize
