@@ -36,7 +36,8 @@ def _malformed(param: Any) -> list[str]:
     kind = _kind(param)
     signed = inputs._signed(param)
     if kind == "int":
-        return ["abc", "", str(2**63)] + ([] if signed else ["-1"])  # wrong type, empty, huge, negative
+        java_int = [str(2**31)] if inputs.VALUE_CHECKS.get(max(param.opts, key=len)) is inputs._java_int else []
+        return ["abc", "", str(2**63)] + ([] if signed else ["-1"]) + java_int  # wrong type, empty, huge, negative
     if kind == "float":
         durations = ["0", "1e300"] if any(o in inputs.VALUE_CHECKS for o in param.opts) else []
         return ["abc", "", "nan", "inf"] + ([] if signed else ["-0.5"]) + durations

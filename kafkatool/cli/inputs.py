@@ -48,11 +48,26 @@ def _duration(value: Any) -> None:
         raise typer.BadParameter(f"{value:g} seconds: must be more than 0 and at most {int(MAX_SECONDS)} (24 days)")
 
 
+JAVA_INT_MAX = 2**31 - 1
+
+
+def _java_int(value: Any) -> None:
+    if value is not None and value > JAVA_INT_MAX:
+        raise typer.BadParameter(f"{value} is out of range (a Java int, as in Kafka: at most {JAVA_INT_MAX})")
+
+
 # Per-option checks of the converted value, by option name.
 VALUE_CHECKS: dict[str, Callable[[Any], None]] = {
     "--timeout": _duration,
     "--executor-timeout": _duration,
     "--sample": _duration,
+    # what Kafka holds in an int: partition ids, index.interval.bytes, the dump tool's byte limits, ...
+    **dict.fromkeys(
+        ("--partition", "--index-interval", "--max-bytes", "--max-message-size", "--offsets-partitions",
+         "--fetch-bytes", "--start-index", "--replica-shift", "--batch-records", "--segment-bytes",
+         "--value-bytes"),
+        _java_int,
+    ),
 }
 
 # Per-option checks of the raw text, by option name.
