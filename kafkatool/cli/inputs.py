@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 
 JAVA_LONG_MIN = -(2**63)
 JAVA_LONG_MAX = 2**63 - 1
+JAVA_INT_MAX = 2**31 - 1
 
 # Options whose negative values mean something (a seed, a relative move, Kafka's -1/-2 sentinels).
 SIGNED_OPTIONS = frozenset({"--seed", "--shift-by", "--to-offset"})
@@ -33,7 +34,7 @@ def _connect_check(option: str) -> Callable[[str], None]:
         try:
             (parse_zk_connect if option == "--zookeeper" else parse_bootstrap)(value)
         except ClusterInputError as exc:
-            raise typer.BadParameter(str(exc).removeprefix(f"{option}: ")) from None
+            raise ValueError(str(exc).removeprefix(f"{option}: ")) from None
 
     return check
 
@@ -45,15 +46,13 @@ MAX_SECONDS = (2**31 - 1) / 1000
 
 def _duration(value: Any) -> None:
     if value is not None and not 0 < value <= MAX_SECONDS:
-        raise typer.BadParameter(f"{value:g} seconds: must be more than 0 and at most {int(MAX_SECONDS)} (24 days)")
+        raise ValueError(f"{value:g} seconds: must be more than 0 and at most {int(MAX_SECONDS)} (24 days)")
 
-
-JAVA_INT_MAX = 2**31 - 1
 
 
 def _java_int(value: Any) -> None:
     if value is not None and value > JAVA_INT_MAX:
-        raise typer.BadParameter(f"{value} is out of range (a Java int, as in Kafka: at most {JAVA_INT_MAX})")
+        raise ValueError(f"{value} is out of range (a Java int, as in Kafka: at most {JAVA_INT_MAX})")
 
 
 # Per-option checks of the converted value, by option name.
@@ -90,19 +89,19 @@ def _signed(param: Any) -> bool:
 
 
 def check_number(value: Any, signed: bool) -> None:
-    """Raise BadParameter for numbers no option accepts (and negatives where `signed` is false)."""
+    """Raise ValueError for numbers no option accepts (and negatives where `signed` is false)."""
     if isinstance(value, bool):
         return
     if isinstance(value, int):
         if not JAVA_LONG_MIN <= value <= JAVA_LONG_MAX:
-            raise typer.BadParameter(f"{value} is out of range (a Java long: at most {JAVA_LONG_MAX})")
+            raise ValueError(f"{value} is out of range (a Java long: at most {JAVA_LONG_MAX})")
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise typer.BadParameter(f"{value} is not a finite number")
+            raise ValueError(f"{value} is not a finite number")
     else:
         return
     if value < 0 and not signed:
-        raise typer.BadParameter(f"{value} must not be negative")
+        raise ValueError(f"{value} must not be negative")
 
 
 def _items(value: Any) -> list[Any]:
@@ -118,24 +117,30 @@ def _checked(param: Any) -> None:
     value_check = VALUE_CHECKS.get(_option_name(param))
     signed = _signed(param)
 
-    def process_value(ctx: Any, value: Any) -> Any:
+    def check_text(value: Any) -> None:
         for raw in _items(value):
             if isinstance(raw, str):
                 if not raw.strip():
-                    raise typer.BadParameter("must not be empty", ctx=ctx, param=param)
+                    raise ValueError("must not be empty")
                 if text_check is not None:
-                    try:
-                        text_check(raw)
-                    except typer.BadParameter as exc:
-                        raise typer.BadParameter(exc.message, ctx=ctx, param=param) from None
-        result = process(ctx, value)
-        for item in _items(result):
-            try:
-                check_number(item, signed)
-                if value_check is not None and item is not param.default:
-                    value_check(item)
-            except typer.BadParameter as exc:
-                raise typer.BadParameter(exc.message, ctx=ctx, param=param) from None
+                    text_check(raw)
+
+    def check_value(value: Any) -> None:
+        for item in _items(value):
+            check_number(item, signed)
+            if value_check is not None:
+                value_check(item)
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        try:
+            check_text(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
+        result = process(ctx, value)  # typer's conversion and the option's own callback
+        try:
+            check_value(result)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
         return result
 
     param.process_value = process_value
