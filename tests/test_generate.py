@@ -130,10 +130,19 @@ def test_checkpoints_with_real_brokers_entries_keep_them(tmp_path: Path) -> None
     assert merged == read_offset_checkpoint(real) | {("new-topic", 0): 10}
 
 
-def test_malformed_checkpoint_is_an_input_error(tmp_path: Path) -> None:
+def test_malformed_checkpoint_is_an_input_error_before_anything_is_written(tmp_path: Path) -> None:
     (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n3\nonly one\n")
     with pytest.raises(GenerateInputError, match="recovery-point-offset-checkpoint"):
         generate_partition(tmp_path, GenerateSpec(records=10))
+    assert [p.name for p in tmp_path.iterdir()] == ["recovery-point-offset-checkpoint"]
+
+
+def test_log_dir_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for target in (tmp_path / "file", tmp_path / "file" / "sub"):
+        p = kt("generate", str(target), "--records", "5")
+        one_line_usage_error(p)
+        assert "not a directory" in p.stderr
 
 
 # --------------------------------------------------------------------------------------------------

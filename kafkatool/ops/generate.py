@@ -128,12 +128,16 @@ def estimate_bytes(spec: GenerateSpec) -> int:
     return batches * (raw + marker + index)
 
 
+def _nearest_existing(path: Path) -> Path:
+    """`path`, or the closest ancestor that exists (what generate would create the rest under)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def check_disk_space(log_dir: Path, needed: int) -> None:
     """Refuse to start what would fill the file system holding `log_dir`."""
-    probe = log_dir
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    st = os.statvfs(probe)
+    st = os.statvfs(_nearest_existing(log_dir))
     free = st.f_bavail * st.f_frsize
     if needed > free:
         raise GenerateInputError(
@@ -194,23 +198,34 @@ class _ProducerState:
         return encode_producer_snapshot([self.entry] if self.entry else [])
 
 
-def _merge_checkpoint(path: Path, topic: str, partition: int, offset: int) -> None:
-    """Add this partition to a log dir checkpoint as a broker does, keeping the other partitions."""
-    try:
-        entries = read_offset_checkpoint(path) if path.exists() else {}
-    except CheckpointError as exc:
-        raise GenerateInputError(f"{path}: {exc}") from None
-    entries[(topic, partition)] = offset
-    write_offset_checkpoint(path, entries)
+def _read_checkpoints(log_dir: Path) -> dict[str, dict[tuple[str, int], int]]:
+    """The log dir's offset checkpoints as they are (read before anything is written: a malformed
+    one stops generate with the log dir unchanged)."""
+    out = {}
+    for name in _CHECKPOINTS:
+        path = log_dir / name
+        try:
+            out[name] = read_offset_checkpoint(path) if path.exists() else {}
+        except CheckpointError as exc:
+            raise GenerateInputError(f"{path}: {exc}") from None
+    return out
+
+
+def _check_log_dir(log_dir: Path) -> None:
+    probe = _nearest_existing(log_dir)
+    if not probe.is_dir():
+        raise GenerateInputError(f"{probe}: not a directory")
 
 
 def generate_partition(log_dir: Path, spec: GenerateSpec) -> GenerateResult:
     """Write `<log_dir>/<topic>-<partition>/` with segments, indexes, snapshots and checkpoints."""
     check_spec(spec)
     codec = CODEC_NAMES[spec.codec]
+    _check_log_dir(log_dir)
     pdir = log_dir / f"{spec.topic}-{spec.partition}"
     if pdir.exists() and any(pdir.glob("*.log")):
         raise FileExistsError(f"{pdir} already holds segments: choose another log dir, topic or partition")
+    checkpoints = _read_checkpoints(log_dir)
     check_disk_space(log_dir, estimate_bytes(spec))
     rng = random.Random(spec.seed)
     pdir.mkdir(parents=True, exist_ok=True)
@@ -270,5 +285,6 @@ def generate_partition(log_dir: Path, spec: GenerateSpec) -> GenerateResult:
     size = sum((pdir / f"{b:020d}.log").stat().st_size for b in segments)
     write_leader_epoch_checkpoint(pdir / "leader-epoch-checkpoint", [(0, 0)])
     for name, value in zip(_CHECKPOINTS, (offset, offset, 0), strict=True):
-        _merge_checkpoint(log_dir / name, spec.topic, spec.partition, value)
+        # as a broker does: this partition's entry added to (or replaced in) the others'
+        write_offset_checkpoint(log_dir / name, checkpoints[name] | {(spec.topic, spec.partition): value})
     return GenerateResult(pdir, segments, total, size)
