@@ -140,3 +140,15 @@ def test_compact_buffer_larger_than_memory(monkeypatch: pytest.MonkeyPatch, caps
         code, out, err = _run(monkeypatch, capsys, ["compact", *args, "--dry-run", str(tmp_path / "demo-0")], tmp_path)
         assert (code, out, err.count("\n")) == (2, "", 1), err
         assert "exceeds the memory available" in err and "unexpected error" not in err
+
+
+def test_out_of_memory_is_one_line_not_unexpected(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    import kafkatool.cli.generate as cli_generate
+
+    def exhausted(*_args: Any) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(cli_generate, "generate_partition", exhausted)
+    code, _out, err = _run(monkeypatch, capsys, ["generate", str(tmp_path / "logs")], tmp_path)
+    assert (code, err) == (3, "kafkatool: out of memory: the input or options ask for more memory than this machine has\n")

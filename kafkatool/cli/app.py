@@ -115,6 +115,8 @@ def handle_errors(func: F) -> F:
             raise typer.Exit(0) from None
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except MemoryError:
+            fail("out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE)
         except FileNotFoundError as exc:
             fail(f"{exc.filename or exc}: no such file or directory", EXIT_USAGE)
         except PermissionError as exc:
