@@ -152,3 +152,74 @@ def test_out_of_memory_is_one_line_not_unexpected(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(cli_generate, "generate_partition", exhausted)
     code, _out, err = _run(monkeypatch, capsys, ["generate", str(tmp_path / "logs")], tmp_path)
     assert (code, err) == (3, "kafkatool: out of memory: the input or options ask for more memory than this machine has\n")
+
+
+# --------------------------------------------------------------------------------------------------
+# Text that is well-typed but wrong, on offline commands that get far enough to use it: an answer
+# (0, 1 or a one-line usage error), never a crash.  (This found `compact --segment-bytes` and
+# `--buffer-size 1e999` crashing.)
+
+NONSENSE = ["abc", "-5", "1e999", "nan", "9" * 23, "x" * 300]
+OFFLINE = {
+    ("dump-log",): lambda d, t: ["dump-log", "--files", str(d / "00000000000000000000.log")],
+    ("recover",): lambda d, t: ["recover", "--dry-run", str(d)],
+    ("compact",): lambda d, t: ["compact", "--dry-run", str(d)],
+    ("spark-scan",): lambda d, t: ["spark-scan", "--engine", "local", str(d)],
+    ("index", "verify"): lambda d, t: ["index", "verify", str(d)],
+    ("index", "dump"): lambda d, t: ["index", "dump", str(d / "00000000000000000000.index")],
+    ("generate",): lambda d, t: ["generate", str(t / "g"), "--records", "5"],
+}
+SKIP = {"--output", "--salvage"}  # they write where they are told
+
+
+def _offline_cases() -> list[Any]:
+    root = typer.main.get_command(full_app())
+    cases = []
+    for path in OFFLINE:
+        cmd = root
+        for part in path:
+            cmd = cmd.commands[part]
+        for param in cmd.params:
+            if param.param_type_name != "option" or param.type_descriptor.annotation is bool:
+                continue
+            opt = max(param.opts, key=len)
+            if opt not in SKIP:
+                cases += [pytest.param(path, opt, v, id=f"{' '.join(path)} {opt}={v[:12]!r}") for v in NONSENSE]
+    return cases
+
+
+@pytest.fixture(scope="module")
+def txn_partition(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kafkatool.ops.generate import GenerateSpec, generate_partition
+
+    logs = tmp_path_factory.mktemp("logs")
+    return generate_partition(logs, GenerateSpec(records=60, transactional=True, abort_ratio=0.5,
+                                                 segment_bytes=2000)).partition_dir
+
+
+@pytest.mark.parametrize(("path", "opt", "value"), _offline_cases())
+def test_wrong_text_is_answered_not_crashed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path, txn_partition: Path, path: tuple[str, ...], opt: str,
+                                            value: str) -> None:
+    code, _out, err = _run(monkeypatch, capsys, [*OFFLINE[path](txn_partition, tmp_path), opt, value], tmp_path)
+    assert code in (0, 1, 2), (code, err)
+    assert "unexpected error" not in err and "Traceback" not in err, err
+    if code == 2:
+        assert err.count("\n") == 1, err
+
+
+def test_compact_takes_sizes_with_units(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path, txn_partition: Path) -> None:
+    code, _out, err = _run(monkeypatch, capsys, ["compact", "--dry-run", "--segment-bytes", "128MiB", "--buffer-size",
+                                                 "1MiB", str(txn_partition)], tmp_path)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("command", [["recover", "--dry-run"], ["index", "verify"], ["dump-log", "--files"]])
+def test_impossible_paths_are_usage_errors(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    for bad in (tmp_path / ("x" * 300), tmp_path / "file" / "00000000000000000000.log"):
+        code, _out, err = _run(monkeypatch, capsys, [*command, str(bad)], tmp_path)
+        assert (code, err.count("\n")) == (2, 1), err
+        assert "unexpected error" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -16,6 +17,9 @@ from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
 from kafkatool.cli.inputs import CheckedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# OSErrors that say the path a user gave cannot be right (exit 2, like a missing file)
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.ELOOP})
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 findings (corruption, mismatches, reassignment in progress, lag over "
@@ -122,6 +126,8 @@ def handle_errors(func: F) -> F:
         except PermissionError as exc:
             fail(f"{exc.filename or exc}: permission denied", EXIT_FAILURE)
         except OSError as exc:
+            if exc.errno in _PATH_ERRNOS:  # the path given is wrong, not the system
+                fail(f"{exc.filename or exc}: {exc.strerror or exc}", EXIT_USAGE)
             fail(f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}", EXIT_FAILURE)
         except Exception as exc:  # the last line of defence: never a traceback by default
             if _state["debug"]:

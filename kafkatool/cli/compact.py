@@ -70,7 +70,7 @@ def parse_size(text: str, option: str) -> int:
         raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB")
     try:
         value = int(float(num) * _UNITS[unit])
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, NaN, or infinite
         raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB") from None
     if value <= 0:
         raise CliError(f"{option} {text!r}: must be positive")

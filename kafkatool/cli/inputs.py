@@ -45,13 +45,13 @@ MAX_SECONDS = (2**31 - 1) / 1000
 
 
 def _duration(value: Any) -> None:
-    if value is not None and not 0 < value <= MAX_SECONDS:
+    if isinstance(value, (int, float)) and not 0 < value <= MAX_SECONDS:
         raise ValueError(f"{value:g} seconds: must be more than 0 and at most {int(MAX_SECONDS)} (24 days)")
 
 
 
 def _java_int(value: Any) -> None:
-    if value is not None and value > JAVA_INT_MAX:
+    if isinstance(value, int) and value > JAVA_INT_MAX:  # an option of the same name may take text ("128MiB")
         raise ValueError(f"{value} is out of range (a Java int, as in Kafka: at most {JAVA_INT_MAX})")
 
 
