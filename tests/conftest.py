@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No test may depend on chance: hypothesis draws the same examples on every run (and keeps no database
+# of past failures that would make one machine's run differ from another's).
+settings.register_profile("kafkatool", derandomize=True, database=None)
+settings.load_profile("kafkatool")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared")).resolve()

@@ -34,10 +34,10 @@ from kafkatool.log.decoders import (
     format_transaction_record,
 )
 from kafkatool.log.decoders._wire import decode_utf8, java_double, java_string_hash, json_str
+from tests.conftest import GOLDENS, KAFKA_LOGS, require_fixtures
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
-DUMP = FIXTURES / "dump-log"
-LOGS = FIXTURES / "kafka-logs"
+DUMP = GOLDENS
+LOGS = KAFKA_LOGS
 MODES = ("offsets", "txn", "cluster-metadata")
 
 
@@ -133,8 +133,7 @@ def _check_golden(rel: str, mode: str) -> tuple[int, int, list[str]]:
 
 
 def _require_fixtures() -> None:
-    if not DUMP.is_dir() or not LOGS.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+    require_fixtures()
 
 
 @pytest.mark.parametrize(("rel", "mode"), GOLDEN_CASES or [pytest.param("-", "-", id="no-fixtures")])

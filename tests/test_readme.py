@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,27 @@ def _run_all(tmp_path: Path, connect: str) -> None:
     if failures:
         pytest.fail(f"{len(failures)} of {len(exs)} README examples differ "
                     "(run scripts/update_readme.py after an intended change):\n\n" + "\n".join(failures[:5]))
+
+
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
+INSTALL = "python3 -m venv .venv && . .venv/bin/activate && python3 -m pip install -e . && "
+
+
+def test_first_command_can_be_pasted_twice(tmp_path: Path) -> None:
+    """The fresh-machine command works again in the same place (no fixed demo dir left holding segments).
+
+    The install part (venv and pip, network) is left out; what follows it runs twice, as pasted, in a
+    scratch HOME and TMPDIR."""
+    text = README.read_text()
+    first, second = (b.strip() for b in SH_BLOCK.findall(text)[:2])
+    assert "`cd` into it" in text and first.startswith(INSTALL) and ".venv/bin/activate" in second
+    home = tmp_path / "home"
+    (home / "tmp").mkdir(parents=True)
+    env = environment({"HOME": str(home), "TMPDIR": str(home / "tmp")})
+    outputs = []
+    for _ in range(2):
+        p = subprocess.run(["bash", "-c", first.removeprefix(INSTALL)], cwd=home, env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        outputs.append(re.sub(re.escape(str(home / "tmp")) + r"/[^/]+", "<tmp>", p.stdout))
+    assert outputs[0] == outputs[1] and "| offset: 199 " in outputs[0]

@@ -82,7 +82,7 @@ def test_minimal_generate_uses_log_dir_sizes(kafka: FakeKafka, tmp_path: Path) -
     assert doc["summary"]["replica_moves"] == doc["summary"]["lower_bound_moves"] == 2
     assert doc["summary"]["bytes_to_move"] == 20  # the two audit replicas, not 1000-byte orders ones
     assert [s["strategy"] for s in doc["comparison"]] == ["minimal", "kafka"]
-    assert doc["comparison"][1]["replica_moves"] > 2
+    assert doc["comparison"][1]["replica_moves"] > 2  # Kafka's random plan, seeded: the same every run
     assert json.loads((tmp_path / "p.json").read_text())["kafkatool"]["strategy"] == "minimal"
 
 

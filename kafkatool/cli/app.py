@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -13,8 +14,12 @@ import typer
 
 from kafkatool import __version__
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from kafkatool.cli.inputs import CheckedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# OSErrors that say the path a user gave cannot be right (exit 2, like a missing file)
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.ELOOP})
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 findings (corruption, mismatches, reassignment in progress, lag over "
@@ -24,10 +29,12 @@ EXIT_CODES_HELP = (
 
 app = typer.Typer(
     name="kafkatool",
+    cls=CheckedGroup,  # every option of every command gets the common checks (cli/inputs.py)
     help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n" + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is plain text: "[clusters.NAME]" is not markup, \b blocks keep their lines
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -112,11 +119,15 @@ def handle_errors(func: F) -> F:
             raise typer.Exit(0) from None
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except MemoryError:
+            fail("out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE)
         except FileNotFoundError as exc:
             fail(f"{exc.filename or exc}: no such file or directory", EXIT_USAGE)
         except PermissionError as exc:
             fail(f"{exc.filename or exc}: permission denied", EXIT_FAILURE)
         except OSError as exc:
+            if exc.errno in _PATH_ERRNOS:  # the path given is wrong, not the system
+                fail(f"{exc.filename or exc}: {exc.strerror or exc}", EXIT_USAGE)
             fail(f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}", EXIT_FAILURE)
         except Exception as exc:  # the last line of defence: never a traceback by default
             if _state["debug"]:

@@ -70,11 +70,20 @@ def parse_size(text: str, option: str) -> int:
         raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB")
     try:
         value = int(float(num) * _UNITS[unit])
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, NaN, or infinite
         raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB") from None
     if value <= 0:
         raise CliError(f"{option} {text!r}: must be positive")
     return value
+
+
+def _check_buffer_fits(size: int) -> None:
+    """The offset map is allocated up front: refuse a buffer this machine cannot hold (a MemoryError later)."""
+    from kafkatool.cli.inputs import physical_memory
+
+    ram = physical_memory()
+    if ram is not None and size > ram:
+        raise CliError(f"--buffer-size (log.cleaner.dedupe.buffer.size) {size} bytes: exceeds the memory available ({ram} bytes of RAM)")
 
 
 def _settings(config: list[str], kafka_version: str, overrides: dict[str, Any]) -> Any:
@@ -195,6 +204,7 @@ def compact(
             "log.cleaner.dedupe.buffer.size": parse_size(buffer_size, "--buffer-size") if buffer_size else None,
         },
     )
+    _check_buffer_fits(cfg.dedupe_buffer_size)
     if estimate:
         _estimate(paths, cfg, now, fmt, quiet)
         return

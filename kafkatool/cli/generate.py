@@ -8,9 +8,14 @@ import typer
 
 from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import CliError
-from kafkatool.ops.generate import GenerateSpec, generate_partition
+from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_partition
 
 HELP = """Generate a log dir with one partition of test data (no cluster needed).
+
+Writes what a broker would have: segments and their indexes, a .txnindex where transactions were
+aborted, producer snapshots (transactional data), leader-epoch-checkpoint, and the log dir's offset
+checkpoints (other partitions' entries kept). Refuses a partition dir that already holds segments,
+and data that would not fit the free disk space.
 
 \b
 Examples:
@@ -25,25 +30,21 @@ Examples:
 @handle_errors
 def generate(
     log_dir: Path = typer.Argument(..., help="Log dir to create the partition directory in."),
-    topic: str = typer.Option("demo", "--topic"),
-    partition: int = typer.Option(0, "--partition"),
+    topic: str = typer.Option("demo", "--topic", help="Topic name (Kafka's rules: ASCII letters, digits, '.', '_', '-')."),
+    partition: int = typer.Option(0, "--partition", help="Partition number (0 or more)."),
     records: int = typer.Option(1000, "--records", help="Number of data records."),
     batch_records: int = typer.Option(10, "--batch-records", help="Records per batch (or per compressed wrapper)."),
     magic: int = typer.Option(2, "--magic", help="Message format: 0, 1 or 2."),
     codec: str = typer.Option("none", "--codec", help="none, gzip, snappy, lz4 or zstd."),
     key_space: int = typer.Option(100, "--key-space", help="Distinct keys (0: keyless records)."),
-    value_bytes: int = typer.Option(64, "--value-bytes"),
-    tombstones: float = typer.Option(0.0, "--tombstones", help="Fraction of keyed records that are tombstones."),
+    value_bytes: int = typer.Option(64, "--value-bytes", help="Size of each record's value."),
+    tombstones: float = typer.Option(0.0, "--tombstones", help="Fraction (0 to 1) of keyed records that are tombstones."),
     transactional: bool = typer.Option(False, "--transactional", help="Write transactions with COMMIT/ABORT markers."),
-    abort_ratio: float = typer.Option(0.0, "--abort-ratio", help="Fraction of transactions aborted."),
+    abort_ratio: float = typer.Option(0.0, "--abort-ratio", help="Fraction (0 to 1) of transactions aborted."),
     log_append_time: bool = typer.Option(False, "--log-append-time", help="Stamp batches with LogAppendTime."),
     segment_bytes: int = typer.Option(1024 * 1024, "--segment-bytes", help="Roll segments at this size."),
-    seed: int = typer.Option(42, "--seed"),
+    seed: int = typer.Option(42, "--seed", help="Seed of the data: the same seed writes the same bytes."),
 ) -> None:
-    if magic not in (0, 1, 2):
-        raise CliError("--magic must be 0, 1 or 2")
-    if records < 1 or batch_records < 1 or segment_bytes < 1:
-        raise CliError("--records, --batch-records and --segment-bytes must be positive")
     spec = GenerateSpec(
         topic=topic, partition=partition, records=records, batch_records=batch_records, magic=magic, codec=codec,
         key_space=key_space, value_bytes=value_bytes, tombstone_ratio=tombstones, transactional=transactional,
@@ -51,7 +52,7 @@ def generate(
     )
     try:
         res = generate_partition(log_dir, spec)
-    except (ValueError, FileExistsError) as exc:
+    except (GenerateInputError, FileExistsError) as exc:
         raise CliError(str(exc)) from None
     typer.echo(
         f"Wrote {res.records} records ({res.bytes} bytes) in {len(res.segments)} segment(s) to {res.partition_dir}"

@@ -25,6 +25,29 @@ class ClusterInputError(Exception):
     """A connect string or client-properties file is malformed (CLI exit code 2)."""
 
 
+_HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(?::(?P<port>[^:]*))?")
+
+
+def check_host_port(entry: str, option: str) -> None:
+    """`host[:port]` with a port in 1..65535 (kafka-python and kazoo would fail later with a ValueError)."""
+    m = _HOST_PORT.fullmatch(entry)
+    if m is None:
+        raise ClusterInputError(f"{option}: {entry!r} is not host:port")
+    port = m.group("port")
+    if port is not None and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ClusterInputError(f"{option}: {entry!r}: the port must be a number from 1 to 65535")
+
+
+def parse_bootstrap(bootstrap: str) -> list[str]:
+    """The `host:port` entries of a comma-separated --bootstrap-server list, each checked."""
+    servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
+    if not servers:
+        raise ClusterInputError("--bootstrap-server: empty")
+    for server in servers:
+        check_host_port(server, "--bootstrap-server")
+    return servers
+
+
 def parse_zk_connect(connect: str) -> tuple[str, str]:
     """Split `h1:2181,h2:2181/chroot` into (hosts, chroot); chroot is '' when absent."""
     connect = connect.strip()
@@ -32,8 +55,7 @@ def parse_zk_connect(connect: str) -> tuple[str, str]:
         raise ClusterInputError("--zookeeper: empty connect string")
     hosts, slash, chroot = connect.partition("/")
     for hp in hosts.split(","):
-        if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]:]+", hp):
-            raise ClusterInputError(f"--zookeeper: {hp!r} is not host:port")
+        check_host_port(hp, "--zookeeper")
     return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip("/") else ""
 
 
@@ -70,9 +92,7 @@ _JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
     """kafka-python keyword arguments for Java client properties (what kafka-python supports)."""
-    servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
-    if not servers:
-        raise ClusterInputError("--bootstrap-server: empty")
+    servers = parse_bootstrap(bootstrap)
     ms = int(timeout * 1000)
     cfg: dict[str, Any] = {
         "bootstrap_servers": servers,

@@ -293,10 +293,10 @@ PARALLEL_CHUNK_BYTES_COMPRESSED = 512 * 1024
 
 
 def _jobs(requested: int) -> int:
-    """Worker processes for deep/print text: --jobs, or one per CPU (at most 8) when 0."""
-    if requested > 0:
-        return requested
-    return max(1, min(8, os.cpu_count() or 1))
+    """Worker processes for deep/print text: --jobs, or one per CPU (at most 8) when 0; never more
+    than the CPUs this process may run on (more workers only cost memory and start-up)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(requested, cpus) if requested > 0 else min(8, cpus))
 
 
 def _render_chunk(task: tuple[str, int, int, DumpOptions]) -> tuple:
