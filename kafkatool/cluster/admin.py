@@ -1,9 +1,17 @@
 """The Admin API backend: our `Cluster` mapped onto kafka-python's `KafkaAdminClient`.
 
-kafka-python 3.0.12 has every call the tools need (DescribeCluster with a Metadata fallback,
-Metadata, ListPartitionReassignments, AlterPartitionReassignments, ElectLeaders, DescribeLogDirs,
-AlterReplicaLogDirs, DescribeConfigs, IncrementalAlterConfigs), so this module only translates
-arguments and results and turns client errors into one-line `ClusterError`s.
+kafka-python 3.0.12 has every call the tools need (Metadata, ListPartitionReassignments,
+AlterPartitionReassignments, ElectLeaders, DescribeLogDirs, AlterReplicaLogDirs, DescribeConfigs,
+IncrementalAlterConfigs), so this module mostly translates arguments and results and turns client
+errors into one-line `ClusterError`s.  Two things it does itself:
+
+- Brokers and controller come from a Metadata request we build, not `describe_cluster()`: kafka-python
+  3.0.x reads DescribeCluster's `endpoint_type`, which versions 0 (all a 2.8-3.6 broker accepts) lacks,
+  and Metadata answers the same (live, unfenced brokers; the controller id) on every release.
+- Before a request an old broker does not have (ElectLeaders before 2.2, IncrementalAlterConfigs before
+  2.3, the reassignment requests before 2.4) it checks the broker's ApiVersions and raises
+  `BrokerTooOldError` (CLI exit 2) naming the request and the broker's release (cluster/versions.py),
+  before anything is changed.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
-from kafkatool.cluster.connect import ClusterError, admin_client
+from kafkatool.cluster.connect import ClusterError, ClusterInputError, admin_client
 from kafkatool.cluster.model import (
     ELECTION_NOT_NEEDED,
     Broker,
@@ -24,6 +32,7 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kafkatool.cluster.versions import API, ApiKey, describe_broker, lacks
 
 T = TypeVar("T")
 
@@ -39,6 +48,10 @@ def java_exception(error: Any, message: str | None = None) -> str:
         name = name[: -len("Error")] + "Exception"
     text = message if message is not None else getattr(error, "description", "")
     return f"org.apache.kafka.common.errors.{name}" + (f": {text}" if text else "")
+
+
+class BrokerTooOldError(ClusterInputError):
+    """The broker has no version of a request the command needs (exit 2: the command cannot work there)."""
 
 
 class AdminCluster(Cluster):
@@ -75,6 +88,21 @@ class AdminCluster(Cluster):
         except OSError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 
+    def api_versions(self) -> dict[int, tuple[int, int]] | None:
+        """The bootstrap broker's ApiVersions table (key -> (min, max)), None when the client has none."""
+        data = getattr(getattr(self.client, "_manager", None), "broker_version_data", None)
+        table = getattr(data, "api_versions", None)
+        return dict(table) if isinstance(table, dict) else None
+
+    def _need(self, what: str, key: int) -> None:
+        """BrokerTooOldError unless the broker accepts request `key` (unknown tables pass: the call decides)."""
+        table = self.api_versions()
+        if table is not None and lacks(table, key):
+            name, since = API[key]
+            who = "the broker at {} is" if "," not in self.bootstrap else "the brokers at {} are"
+            raise BrokerTooOldError(f"{what} needs {name} (Kafka >= {since}); {who.format(self.bootstrap)} "
+                                    f"{describe_broker(table, key)}")
+
     def close(self) -> None:
         try:
             self.client.close()
@@ -84,20 +112,25 @@ class AdminCluster(Cluster):
     # -- reads --------------------------------------------------------------------------------
 
     def _describe_cluster(self) -> dict[str, Any]:
+        """Brokers and controller id from a Metadata request for no topics (see the module docstring)."""
         if self._cluster is None:
-            self._cluster = self._call("describe cluster", self.client.describe_cluster)
+            from kafka.protocol.metadata import MetadataRequest
+
+            request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+            manager = self.client._manager
+            response = self._call("describe cluster", manager.run, manager.send, request)
+            self._cluster = {
+                "brokers": [(int(b.node_id), b.host, int(b.port), getattr(b, "rack", None)) for b in response.brokers],
+                "controller_id": getattr(response, "controller_id", -1),
+            }
         return self._cluster
 
     def brokers(self) -> list[Broker]:
-        out = [
-            Broker(int(b["broker_id"]), b.get("host") or "", int(b.get("port", -1)), b.get("rack"))
-            for b in self._describe_cluster().get("brokers", [])
-            if not b.get("is_fenced")
-        ]
+        out = [Broker(bid, host or "", port, rack) for bid, host, port, rack in self._describe_cluster()["brokers"]]
         return sorted(out, key=lambda b: b.id)
 
     def controller(self) -> int | None:
-        cid = self._describe_cluster().get("controller_id", -1)
+        cid = self._describe_cluster()["controller_id"]
         return None if cid is None or cid < 0 else int(cid)
 
     def topics(self) -> list[str]:
@@ -124,6 +157,7 @@ class AdminCluster(Cluster):
         return out
 
     def ongoing_reassignments(self) -> dict[TopicPartition, OngoingReassignment]:
+        self._need("list partition reassignments", ApiKey.LIST_PARTITION_REASSIGNMENTS)
         got = self._call(
             "list partition reassignments", self.client.list_partition_reassignments, None, timeout_ms=self.timeout_ms
         )
@@ -156,6 +190,7 @@ class AdminCluster(Cluster):
 
         if not changes:
             return
+        self._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
         resources = []
         for ch in changes:
             rtype = ConfigResourceType.TOPIC if ch.entity == "topics" else ConfigResourceType.BROKER
@@ -244,6 +279,7 @@ class AdminCluster(Cluster):
     def _alter_reassignments(self, targets: dict[TopicPartition, list[int] | None]) -> dict[TopicPartition, str | None]:
         from kafka.structs import TopicPartition as KTP
 
+        self._need("alter partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS)
         got = self._call(
             "alter partition reassignments",
             self.client.alter_partition_reassignments,
@@ -260,6 +296,9 @@ class AdminCluster(Cluster):
     def start_reassignment(
         self, targets: dict[TopicPartition, list[int]], throttles: list[ConfigChange]
     ) -> dict[TopicPartition, str | None]:
+        self._need("alter partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS)  # before any throttle
+        if throttles:
+            self._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
         previous: dict[tuple[str, str], dict[str, str]] = {}
         for entity in ("topics", "brokers"):
             names = [c.name for c in throttles if c.entity == entity]
@@ -301,6 +340,7 @@ class AdminCluster(Cluster):
     def elect_leaders(self, election_type: str, parts: list[TopicPartition] | None) -> ElectionResult:
         from kafka.errors import ClusterAuthorizationFailedError, for_code
 
+        self._need("elect leaders", ApiKey.ELECT_LEADERS)
         if parts is None:
             resp = self._elect_all(ELECTION_TYPES[election_type])
         else:
