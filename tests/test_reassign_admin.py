@@ -235,3 +235,68 @@ def test_a_broker_that_never_answers_times_out(kafka: FakeKafka, tmp_path: Path)
     r = run_kafkatool("reassign", "--bootstrap-server", kafka.bootstrap, "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.err.startswith("kafkatool: reassign:") and r.err.count("\n") == 1
     assert time.monotonic() - start < 30
+
+
+THROTTLE_KEYS = "leader.replication.throttled.rate,follower.replication.throttled.rate"
+
+
+def test_verify_that_cannot_clear_throttles_prints_what_is_left(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 3, [4, 2])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.complete_reassignment()
+    kafka.fail_configs[(4, "3")] = "the broker refused"  # broker 3 had no throttle: nothing is left, all is well
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f, "--preserve-throttles")
+    assert r.code == 0
+    kafka.fail_configs[(4, "2")] = "the broker refused"  # one resource of the clean-up fails
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.err.startswith("kafkatool: reassign: clearing the reassignment throttles failed (alter configs: ")
+    assert r.err.endswith("; still set on broker 2\n")
+    assert r.out.endswith(
+        "Reassignment of partition orders-3 is completed.\n\n"
+        "Throttles still set (clearing failed):\n"
+        f"  broker 2: {THROTTLE_KEYS}\n"
+        "Clear them with:\n"
+        f"  kafka-configs.sh --bootstrap-server {kafka.bootstrap} --alter --entity-type brokers --entity-name 2 "
+        f"--delete-config {THROTTLE_KEYS}\n")
+    assert {k: v for k, v in kafka.configs.items() if v} == {(4, "2"): {
+        "leader.replication.throttled.rate": "10", "follower.replication.throttled.rate": "10"}}
+    # The broker dies mid-request: nothing is known to be cleared, everything is listed from a read-back.
+    kafka.fail_configs.clear()
+    kafka.set_config("topics", "orders", {"leader.replication.throttled.replicas": "3:4"})
+    kafka.fail_request[44] = 1
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.endswith("; still set on broker 2; topic orders\n"), r.err
+    assert "  topic orders: leader.replication.throttled.replicas\n" in r.out
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)  # what the lines say: run it again
+    assert r.code == 0 and kafka.configs == {}
+
+
+def test_cancel_that_cannot_clear_throttles_says_it_cancelled_and_what_is_left(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.fail_request[44] = 1
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1 and kafka.ongoing() == {}
+    assert r.out.startswith("Successfully cancelled partition reassignment for: orders-0\n")
+    assert "Throttles still set (clearing failed):\n  broker 1: " in r.out
+    assert "  topic orders: leader.replication.throttled.replicas,follower.replication.throttled.replicas\n" in r.out
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 0 and kafka.configs == {}
+
+
+def test_execute_whose_throttles_fail_half_way_puts_every_config_back(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    kafka.set_config("brokers", "1", {"leader.replication.throttled.rate": "111"})
+    kafka.fail_configs[(4, "2")] = "refused"
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3 and r.err.splitlines()[-1].startswith("kafkatool: reassign: alter configs: broker 2: ")
+    assert kafka.ongoing() == {}
+    assert {k: v for k, v in kafka.configs.items() if v} == {(4, "1"): {"leader.replication.throttled.rate": "111"}}

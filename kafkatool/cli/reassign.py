@@ -329,13 +329,15 @@ def _execute_moves(cluster: Any, moves: dict[Any, str], timeout: float, text_out
             break
         if time.monotonic() >= deadline:
             left = ",".join(str(r) for r in sorted(pending, key=order))
-            raise CliError(f"reassign: Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}", EXIT_FAILURE)
+            raise CliError(f"reassign: Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}"
+                           " (the partition reassignment itself was started: --verify follows it and clears the throttles)",
+                           EXIT_FAILURE)
         time.sleep(0.1)
     return started
 
 
 def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
-    from kafkatool.cluster.reassign import clear_throttles, parse_reassignment, verify, verify_text
+    from kafkatool.cluster.reassign import parse_reassignment, verify, verify_text
 
     rf = parse_reassignment(_read(g["reassignment_json_file"]))
     with cluster_from_options(**opts, thing="reassign") as cluster:
@@ -347,7 +349,7 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
                         ["topic", "partition", "status", "current_replicas", "target_replicas"])
         sys.stdout.flush()
         if not result.parts_ongoing and not result.moves_ongoing and not g["preserve_throttles"]:
-            text = clear_throttles(cluster, rf.partitions)
+            text = _clear_throttles(cluster, rf.partitions, fmt, "")
             if fmt == "text":
                 sys.stdout.write(text)
     if result.in_progress:
@@ -356,12 +358,24 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FAILURE)
 
 
+def _clear_throttles(cluster: Any, partitions: Any, fmt: str, before: str) -> str:
+    """clear_throttles; when it fails, print `before`, what is left and the commands that clear it, then exit 3."""
+    from kafkatool.cluster.reassign import ThrottlesLeftError, clear_throttles
+
+    try:
+        return clear_throttles(cluster, partitions)
+    except ThrottlesLeftError as exc:
+        if fmt == "text":
+            sys.stdout.write(before + exc.text())
+            sys.stdout.flush()
+        raise
+
+
 def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
     from kafkatool.cluster.reassign import (
         cancel_errors_text,
         cancellable,
         cancelled_text,
-        clear_throttles,
         parse_reassignment,
         verify,
     )
@@ -396,7 +410,7 @@ def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         else:
             out.append("None of the specified partition moves are active.")
         if not g["preserve_throttles"]:
-            out.append(clear_throttles(cluster, rf.partitions))
+            out.append(_clear_throttles(cluster, rf.partitions, fmt, "".join(out)))
         report = {"cancelled": [str(tp) for tp in parts], "log_dir_moves_reverted": reverted,
                   "throttles_cleared": not g["preserve_throttles"]}
     if fmt == "text":

@@ -54,6 +54,14 @@ class BrokerTooOldError(ClusterInputError):
     """The broker has no version of a request the command needs (exit 2: the command cannot work there)."""
 
 
+class ConfigsRefusedError(ClusterError):
+    """Some resources of an IncrementalAlterConfigs were refused: `refused` holds their (entity, name)."""
+
+    def __init__(self, message: str, refused: set[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
 class AdminCluster(Cluster):
     kind = "admin"
 
@@ -200,9 +208,10 @@ class AdminCluster(Cluster):
         got = self._call(
             "alter configs", self.client.alter_configs, resources, raise_on_unknown=False, incremental=True
         )
-        failed = [f"{kind} {name}: {res}" for kind, by_name in got.items() for name, res in by_name.items() if res != "OK"]
+        failed = {(f"{kind}s", name): f"{kind} {name}: {res}"
+                  for kind, by_name in got.items() for name, res in by_name.items() if res != "OK"}
         if failed:
-            raise ClusterError("alter configs: " + "; ".join(failed))
+            raise ConfigsRefusedError("alter configs: " + "; ".join(failed.values()), set(failed))
 
     def partition_sizes(self, topics: Iterable[str]) -> dict[TopicPartition, int] | None:
         names = list(topics)
@@ -304,7 +313,12 @@ class AdminCluster(Cluster):
             names = [c.name for c in throttles if c.entity == entity]
             for name, cfg in self.describe_configs(entity, names).items():
                 previous[(entity, name)] = cfg
-        self.alter_configs(throttles)
+        try:
+            self.alter_configs(throttles)
+        except ClusterError as exc:  # some resources may have taken the throttle: put those back
+            refused = exc.refused if isinstance(exc, ConfigsRefusedError) else set()
+            self._restore([c for c in throttles if (c.entity, c.name) not in refused], previous, exc)
+            raise
         try:
             results = self._alter_reassignments(dict(targets))
         except ClusterError as exc:
@@ -315,14 +329,17 @@ class AdminCluster(Cluster):
                 raise ClusterError(f"{exc}; the throttles were left in place (could not tell whether the "
                                    "reassignment started: run --verify or --list)") from None
             if not moving:
-                self._restore(throttles, previous)
+                self._restore(throttles, previous, exc)
             raise
         if throttles and results and all(err is not None for err in results.values()):
-            self._restore(throttles, previous)
+            self._restore(throttles, previous, None)
         return results
 
-    def _restore(self, throttles: list[ConfigChange], previous: dict[tuple[str, str], dict[str, str]]) -> None:
-        """Put back the configs `throttles` overwrote: nothing was started, so no throttle stays."""
+    def _restore(self, throttles: list[ConfigChange], previous: dict[tuple[str, str], dict[str, str]],
+                 cause: ClusterError | None) -> None:
+        """Put back the configs `throttles` overwrote: nothing was started, so no throttle stays.
+
+        When that fails too, the error names every config that may be left (with `cause`, the first failure)."""
         undo = []
         for ch in throttles:
             old = previous.get((ch.entity, ch.name), {})
@@ -332,7 +349,13 @@ class AdminCluster(Cluster):
                 set={k: old[k] for k in keys if k in old},
                 delete=[k for k in keys if k not in old],
             ))
-        self.alter_configs(undo)
+        try:
+            self.alter_configs(undo)
+        except ClusterError as exc:
+            left = "; ".join(f"{c.entity[:-1]} {c.name}: {','.join(list(c.set) + list(c.delete))}" for c in undo)
+            raise ClusterError(f"{cause or 'nothing was reassigned'}; putting back the throttle configs failed too "
+                               f"({exc}): check and restore with kafka-configs.sh --bootstrap-server {self.bootstrap} "
+                               f"--describe/--alter: {left}") from None
 
     def cancel_reassignments(self, parts: Iterable[TopicPartition]) -> dict[TopicPartition, str | None]:
         return self._alter_reassignments(dict.fromkeys(parts))
