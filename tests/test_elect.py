@@ -169,3 +169,18 @@ def test_zookeeper_preferred_election(zk_chroot: str, tmp_path: Path) -> None:
         assert r.code == 2 and "unclean leader election needs --bootstrap-server" in r.err
     finally:
         k.close()
+
+
+def test_unclean_election_needs_elect_leaders_v1(tmp_path: Path) -> None:
+    """Kafka 2.2 and 2.3 accept ElectLeaders v0 only, which has no election type (it always elects preferred)."""
+    with FakeKafka({1: None, 2: None}, release="2.1.1") as k:
+        k.api_versions[43] = (0, 0)
+        k.add_topic("orders", {0: [1, 2]})
+        k.partition("orders", 0).leader = 2
+        r = elect(k, tmp_path, "--election-type", "unclean", "--all-topic-partitions")
+        assert (r.code, r.out) == (2, "")
+        assert r.err == (f"kafkatool: elect: unclean leader election needs ElectLeaders v1 (Kafka >= 2.4); the brokers "
+                         f"at {k.bootstrap} are Kafka 2.1 (or another release before 2.4)\n")
+        r = elect(k, tmp_path, "--election-type", "preferred", "--all-topic-partitions")
+        assert (r.code, r.err) == (0, "") and k.partition("orders", 0).leader == 1
+        assert [req.api_version for req in k.sent(ElectLeadersRequest)] == [0]

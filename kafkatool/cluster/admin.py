@@ -32,7 +32,8 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
-from kafkatool.cluster.versions import API, ApiKey, describe_broker, lacks
+from kafkatool.cluster.versions import API, ApiKey, broker_release, describe_broker, lacks
+from kafkatool.release import Release
 
 T = TypeVar("T")
 
@@ -102,14 +103,22 @@ class AdminCluster(Cluster):
         table = getattr(data, "api_versions", None)
         return dict(table) if isinstance(table, dict) else None
 
-    def _need(self, what: str, key: int) -> None:
-        """BrokerTooOldError unless the broker accepts request `key` (unknown tables pass: the call decides)."""
+    def broker_release(self) -> Release | None:
+        """The bootstrap broker's release as its ApiVersions show it (for `release.text_release`)."""
         table = self.api_versions()
-        if table is not None and lacks(table, key):
-            name, since = API[key]
-            who = "the broker at {} is" if "," not in self.bootstrap else "the brokers at {} are"
-            raise BrokerTooOldError(f"{what} needs {name} (Kafka >= {since}); {who.format(self.bootstrap)} "
-                                    f"{describe_broker(table, key)}")
+        return None if table is None else broker_release(table)
+
+    def _need(self, what: str, key: int, version: int = 0, since: Release | None = None) -> None:
+        """BrokerTooOldError unless the broker accepts request `key` at `version` or later (which came with
+        `since`); a client without a table passes: the call itself decides."""
+        table = self.api_versions()
+        if table is None or (not lacks(table, key) and table[key][1] >= version):
+            return
+        name, first = API[key]
+        name, since = (f"{name} v{version}", since or first) if version else (name, first)
+        who = "the broker at {} is" if "," not in self.bootstrap else "the brokers at {} are"
+        raise BrokerTooOldError(f"{what} needs {name} (Kafka >= {since}); {who.format(self.bootstrap)} "
+                                f"{describe_broker(table, since)}")
 
     def close(self) -> None:
         try:
@@ -364,6 +373,8 @@ class AdminCluster(Cluster):
         from kafka.errors import ClusterAuthorizationFailedError, for_code
 
         self._need("elect leaders", ApiKey.ELECT_LEADERS)
+        if election_type != "preferred":  # ElectLeaders v0 (Kafka 2.2, 2.3) has no election type: always preferred
+            self._need("unclean leader election", ApiKey.ELECT_LEADERS, 1, Release(2, 4))
         if parts is None:
             resp = self._elect_all(ELECTION_TYPES[election_type])
         else:

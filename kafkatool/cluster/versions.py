@@ -77,12 +77,12 @@ def lacks(api_versions: ApiTable, key: int) -> bool:
     return key not in api_versions
 
 
-def describe_broker(api_versions: ApiTable, key: int) -> str:
-    """`Kafka 2.1 (or another release before 2.4)`: what the broker is, for a message about missing `key`."""
-    since = API[key][1] if key in API else None
+def describe_broker(api_versions: ApiTable, since: Release) -> str:
+    """`Kafka 2.1 (or another release before 2.4)`: what the broker is, for a message about something it
+    lacks that came with release `since`."""
     found = broker_release(api_versions)
     if found is None:
         return "older than Kafka 2.1"
-    if since is not None and found < since:
+    if found < since:
         return f"Kafka {found} (or another release before {since})"
     return f"Kafka {found} (or newer)"
