@@ -61,3 +61,23 @@ def test_requests_decode_and_unsupported_versions_get_the_brokers_answer() -> No
     assert kwire.answer(60, 0, 9, old, {}) is None  # no DescribeCluster: the broker closes the connection
     err = kwire.answer(18, 3, 9, old, None)
     assert err is not None and err[4:].hex() == "00000009" + "0023" + "00000000"  # v0, UNSUPPORTED_VERSION, []
+
+
+def test_fake_broker_closes_on_a_version_its_release_lacks_and_answers_old_api_versions_requests() -> None:
+    import socket
+    import struct
+
+    from tests.support.fake_admin import FakeKafka
+
+    def frame(key: int, version: int) -> bytes:
+        body = struct.pack(">hhih", key, version, 5, 1) + b"x"
+        if version >= (3 if key == 18 else 0) and key in (18, 60):
+            body += b"\x00" + (b"\x01\x01\x00" if key == 18 else b"\x00\x00\x00")  # flexible: tags, body, tags
+        return struct.pack(">i", len(body)) + body
+
+    with FakeKafka({1: None}, release="2.1.1") as k, socket.create_connection(("127.0.0.1", k.port[1]), 5) as s:
+        s.sendall(frame(18, 3))  # ApiVersions v3: 2.1.1 knows 0-2
+        size = struct.unpack(">i", s.recv(4))[0]
+        assert s.recv(size).hex() == "00000005" + "0023" + "00000000"
+        s.sendall(frame(60, 0))  # DescribeCluster: 2.1.1 has none, it drops the connection
+        assert s.recv(4) == b""

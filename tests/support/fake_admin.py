@@ -101,6 +101,10 @@ class FakeKafka:
     def stop(self) -> None:
         self._stop.set()
         for srv in self._servers.values():
+            try:
+                srv.shutdown(socket.SHUT_RDWR)  # wakes the accept() at once (Linux)
+            except OSError:
+                pass
             srv.close()
         for c in list(self._conns):
             try:
