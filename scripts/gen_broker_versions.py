@@ -8,7 +8,8 @@ without the telemetry APIs (a default broker has no client-metrics plugin) and, 
 from version 0 as 4.x brokers advertise it.  `--check` shows this reproduces the real 3.3.1 and 4.0.0
 answers exactly.
 Usage: python3 scripts/gen_broker_versions.py [--check]  (reads the `fetch`ed mirrors under /work/.mirror)
-The result is tests/support/data/broker_api_versions.json; --check also derives the releases whose real
+The result is tests/support/data/broker_api_versions.json (with the tables of the real brokers in
+shared/fixtures/brokers copied beside them); --check also derives the releases whose real
 ApiVersions answers are in shared/fixtures/brokers and prints where the derivation differs from them.
 """
 
@@ -31,6 +32,7 @@ RELEASES = {
     "3.9": ("confluentinc+kafka", "v7.9.0", "broker", "Kafka 3.9.0 (confluentinc/kafka v7.9.0 = 3.9.0-ccs), KRaft broker"),
     "4.1": ("confluentinc+kafka", "v8.1.0", "broker", "Kafka 4.1.0 (confluentinc/kafka v8.1.0 = 4.1.0-ccs), KRaft broker"),
 }
+REAL = ("2.1.1", "3.3.1", "4.0.0")
 CHECKS = {
     "3.3.1": ("apache+kafka", "3.3.1", "broker"),
     "4.0.0": ("confluentinc+kafka", "v8.0.0", "broker"),
@@ -84,6 +86,12 @@ def main() -> int:
         table = derive(mirror, tag, listener)
         doc["releases"][rel] = {"source": what, "listener": listener,
                                 "apis": {str(k): v for k, v in table.items()}}
+    fixtures = Path(__file__).resolve().parents[2] / "shared/fixtures/brokers"
+    for rel in REAL:  # the real brokers' answers too, so a clone without shared/ still has the whole matrix
+        real = json.loads((fixtures / f"kafka-{rel}.api_versions.json").read_text())
+        doc["releases"][rel] = {"source": real["broker"], "listener": "real broker",
+                                "apis": {str(a["key"]): [a["min"], a["max"]]
+                                         for a in sorted(real["apis"].values(), key=lambda a: a["key"])}}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     if "--check" in sys.argv:

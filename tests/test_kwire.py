@@ -16,7 +16,10 @@ from tests.support import kwire
 
 @pytest.mark.parametrize("release", ["2.1.1", "3.3.1", "4.0.0"])
 def test_api_versions_answer_is_the_real_brokers_bytes(release: str) -> None:
-    real = json.loads((FIXTURES / "brokers" / f"kafka-{release}.api_versions.json").read_text())
+    path = FIXTURES / "brokers" / f"kafka-{release}.api_versions.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (set KAFKATOOL_SHARED to the shared/ directory)")
+    real = json.loads(path.read_text())
     frame = kwire.encode_response(18, 0, 7, kwire.api_versions_body(kwire.release_api_versions(release),
                                                                       real["error_code"]))
     assert frame[4:].hex() == real["response_hex"]

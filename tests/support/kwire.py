@@ -16,6 +16,7 @@ real brokers' answers in shared/fixtures/brokers or, for releases without one, f
 from __future__ import annotations
 
 import json
+import os
 import struct
 import uuid
 from functools import cache
@@ -24,7 +25,8 @@ from types import SimpleNamespace
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data"
-SHARED_BROKERS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "brokers"
+_REPO = Path(__file__).resolve().parents[2]
+SHARED_BROKERS = Path(os.environ.get("KAFKATOOL_SHARED", _REPO.parent / "shared")).resolve() / "fixtures" / "brokers"
 
 #: The release matrix the Admin-API suite runs over: real brokers' answers where we have them.
 MATRIX = ("2.1.1", "2.8", "3.3.1", "3.6", "3.9", "4.0.0", "4.1")
@@ -34,7 +36,8 @@ UNSUPPORTED_VERSION = 35
 
 @cache
 def release_api_versions(release: str) -> dict[int, tuple[int, int]]:
-    """api key -> (lowest, highest) version a broker of `release` accepts."""
+    """api key -> (lowest, highest) version a broker of `release` accepts: the real broker's answer in
+    shared/fixtures/brokers when there is one (its copy in data/ when shared/ is absent), else derived."""
     real = SHARED_BROKERS / f"kafka-{release}.api_versions.json"
     if real.is_file():
         apis = json.loads(real.read_text())["apis"].values()
