@@ -301,3 +301,20 @@ def test_execute_whose_throttles_fail_half_way_puts_every_config_back(
     assert r.code == 3 and r.err.splitlines()[-1].startswith("kafkatool: reassign: alter configs: broker 2: ")
     assert kafka.ongoing() == {}
     assert {k: v for k, v in kafka.configs.items() if v} == {(4, "1"): {"leader.replication.throttled.rate": "111"}}
+
+
+def test_execute_that_fails_after_the_start_says_it_started(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    kafka.log_dirs = ("/data/a", "/data/b")
+    (tmp_path / "d.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 2, "replicas": [4, 3], "log_dirs": ["/data/b", "any"]}]}))
+    kafka.fail_request[34] = 1  # AlterReplicaLogDirs: the broker drops the connection
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file")
+    assert r.code == 3 and r.err.startswith("Note: ") and r.err.count("\n") == 2  # the note, then one error line
+    assert r.err.endswith("(the partition reassignment itself was started: --verify follows it and clears the throttles)\n")
+    assert r.out.endswith("Successfully started partition reassignment for orders-2\n")
+    assert list(kafka.ongoing()) == [] and kafka.partition("orders", 2).replicas == [4, 3]  # reordered: done at once
+    kafka.fail_configs[(4, "4")] = "refused"  # the log-dir throttle of broker 4
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file",
+                 "--replica-alter-log-dirs-throttle", "99")
+    assert r.code == 3 and "alter configs: broker 4: " in r.err and "itself was started" in r.err

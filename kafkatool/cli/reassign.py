@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +282,8 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         if g["throttle"] >= 0 and text_out and len(failed) < len(errors):
             sys.stdout.write(f"The inter-broker throttle limit was set to {g['throttle']} B/s\n")
         if g["replica_alter_log_dirs_throttle"] >= 0 and plan.log_dirs:
-            _log_dir_throttle(cluster, plan.log_dirs, g["replica_alter_log_dirs_throttle"], text_out)
+            with _started(plan.targets, failed, text_out):
+                _log_dir_throttle(cluster, plan.log_dirs, g["replica_alter_log_dirs_throttle"], text_out)
         report = {"rollback_file": str(rollback_path) if rollback_path else None,
                   "started": [str(tp) for tp in sorted(errors) if errors[tp] is None],
                   "errors": {str(tp): e for tp, e in sorted(failed.items())},
@@ -294,10 +297,26 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         if text_out:
             sys.stdout.write(started_text(plan.targets))
         if plan.log_dirs:
-            moved = _execute_moves(cluster, plan.log_dirs, opts["timeout"], text_out)
+            with _started(plan.targets, failed, False):
+                moved = _execute_moves(cluster, plan.log_dirs, opts["timeout"], text_out)
             report["log_dir_moves"] = moved
     if not text_out:
         render_json(report)
+
+
+@contextmanager
+def _started(targets: Any, failed: dict[Any, str], text_out: bool) -> Iterator[None]:
+    """A cluster error after the reassignment started: say it started (and what to run), exit 3."""
+    from kafkatool.cluster.connect import ClusterError
+    from kafkatool.cluster.reassign import started_text
+
+    try:
+        yield
+    except ClusterError as exc:
+        if text_out and not failed:
+            sys.stdout.write(started_text(targets))
+        raise CliError(f"reassign: {exc} (the partition reassignment itself was started: --verify follows it "
+                       "and clears the throttles)", EXIT_FAILURE) from None
 
 
 def _log_dir_throttle(cluster: Any, log_dirs: dict[Any, str], rate: int, text_out: bool) -> None:
