@@ -318,3 +318,20 @@ def test_execute_that_fails_after_the_start_says_it_started(kafka: FakeKafka, tm
     r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file",
                  "--replica-alter-log-dirs-throttle", "99")
     assert r.code == 3 and "alter configs: broker 4: " in r.err and "itself was started" in r.err
+
+
+def test_cancel_whose_request_is_lost_says_what_to_run(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.fail_request[45] = 1  # AlterPartitionReassignments: the controller drops the connection
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1 and "--list shows what still runs" in r.err
+    assert kafka.config("brokers", "1")  # nothing cleared while the move may still run
+    kafka.fail_alter[("orders", 0)] = (85, None)  # NO_REASSIGNMENT_IN_PROGRESS for this one partition
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.endswith("(the throttles stay set while those moves run: re-run --cancel, "
+                                          "or --verify once they complete)\n")
+    kafka.fail_alter.clear()
+    assert reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f).code == 0 and kafka.configs == {}

@@ -391,6 +391,7 @@ def _clear_throttles(cluster: Any, partitions: Any, fmt: str, before: str) -> st
 
 
 def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
+    from kafkatool.cluster.connect import ClusterError
     from kafkatool.cluster.reassign import (
         cancel_errors_text,
         cancellable,
@@ -412,11 +413,16 @@ def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         parts = cancellable(ongoing, [tp for tp, _ in rf.partitions])
         out = []
         if parts:
-            errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            try:
+                errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            except ClusterError as exc:
+                raise CliError(f"reassign: {exc} (which moves were cancelled is unknown: --list shows what still "
+                               "runs; the throttles stay set until --cancel or --verify clears them)", EXIT_FAILURE) from None
             if errors:
                 if fmt == "text":
                     sys.stdout.write(cancel_errors_text(errors) + "\n")
-                raise CliError(f"reassign: {len(errors)} cancellation(s) failed", EXIT_FAILURE)
+                raise CliError(f"reassign: {len(errors)} cancellation(s) failed (the throttles stay set while those "
+                               "moves run: re-run --cancel, or --verify once they complete)", EXIT_FAILURE)
         out.append(cancelled_text(parts))
         reverted: list[str] = []
         if rf.log_dirs:
