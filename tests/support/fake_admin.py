@@ -159,7 +159,7 @@ class FakeKafka:
                 with self.lock:
                     self.busy_seconds += time.perf_counter() - started
                 conn.sendall(frame)
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError, struct.error):  # gone, or a request we cannot parse: close
             pass
         finally:
             conn.close()
