@@ -10,6 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    DescribeConfigsRequest,
+    ElectLeadersRequest,
+    IncrementalAlterConfigsRequest,
+    ListPartitionReassignmentsRequest,
+)
+from kafka.protocol.metadata import MetadataRequest
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
 from tests.support.cli import Result, run_kafkatool
@@ -18,6 +26,10 @@ from tests.support.fake_groups import FakeKafkaCluster
 from tests.support.kwire import MATRIX
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+#: api key -> the highest version kafka-python sends (its own classes: the client side of the negotiation)
+CLIENT_MAX = {cls.API_KEY: cls.max_version for cls in (  # type: ignore[attr-defined]
+    MetadataRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest, AlterPartitionReassignmentsRequest,
+    ListPartitionReassignmentsRequest, ElectLeadersRequest)}
 TOO_OLD = re.compile(r"^kafkatool: (reassign|elect): [a-z ]+ needs (\w+) \(Kafka >= ([\d.]+)\); "
                      r"the brokers at (\S+) are Kafka 2\.1 \(or another release before \3\)\n$")
 
@@ -90,6 +102,11 @@ def test_every_command_works_or_names_what_the_release_lacks(release: str, tmp_p
                 assert [t for t, _ in k.ongoing()] == ["orders"]
         if got["reassign --execute"] == "yes":
             assert k.ongoing() == {} and k.configs == {}  # --cancel cancelled and cleared the throttles
+        # Every request came at the version a real broker of the release negotiates with kafka-python:
+        # the highest both accept (so each release of the matrix really exercises its own versions).
+        for key, request in k.requests:
+            if key in CLIENT_MAX:
+                assert request.api_version == min(CLIENT_MAX[key], k.api_versions[key][1]), (key, request.api_version)
     with FakeKafkaCluster(brokers=2, version=release) as c:
         c.add_topic("orders", 2, log_end=10)
         c.add_group("app", offsets={("orders", 0): (5, ""), ("orders", 1): (7, "")})
