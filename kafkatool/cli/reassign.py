@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -325,7 +327,8 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
         if o.throttle >= 0 and text_out and len(failed) < len(errors):
             sys.stdout.write(f"The inter-broker throttle limit was set to {o.throttle} B/s\n")
         if o.replica_alter_log_dirs_throttle >= 0 and plan.log_dirs:
-            _log_dir_throttle(cluster, plan.log_dirs, o.replica_alter_log_dirs_throttle, text_out)
+            with _started(plan.targets, failed, text_out):
+                _log_dir_throttle(cluster, plan.log_dirs, o.replica_alter_log_dirs_throttle, text_out)
         report = {"rollback_file": str(rollback_path) if rollback_path else None,
                   "started": [str(tp) for tp in sorted(errors) if errors[tp] is None],
                   "errors": {str(tp): e for tp, e in sorted(failed.items())},
@@ -339,7 +342,8 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
         if text_out:
             sys.stdout.write(started_text(plan.targets))
         if plan.log_dirs:
-            report["log_dir_moves"] = _execute_moves(cluster, plan.log_dirs, conn["timeout"], text_out)
+            with _started(plan.targets, failed, False):
+                report["log_dir_moves"] = _execute_moves(cluster, plan.log_dirs, conn["timeout"], text_out)
     if not text_out:
         render_json(report)
 
@@ -371,6 +375,21 @@ def _change_running_throttle(cluster: Any, running: Any, o: ReassignOptions, fmt
         )
 
 
+@contextmanager
+def _started(targets: Any, failed: dict[Any, str], text_out: bool) -> Iterator[None]:
+    """A cluster error after the reassignment started: say it started (and what to run), exit 3."""
+    from kafkatool.cluster.connect import ClusterError
+    from kafkatool.cluster.reassign import LogDirMoveTimeout, started_text
+
+    try:
+        yield
+    except (ClusterError, LogDirMoveTimeout) as exc:
+        if text_out and not failed:
+            sys.stdout.write(started_text(targets))
+        raise CliError(f"reassign: {exc} (the partition reassignment itself was started: --verify follows it "
+                       "and clears the throttles)", EXIT_FAILURE) from None
+
+
 def _log_dir_throttle(cluster: Any, log_dirs: dict[Any, str], rate: int, text_out: bool) -> None:
     from kafkatool.cluster.model import ConfigChange
     from kafkatool.cluster.reassign import LOG_DIR_RATE
@@ -395,7 +414,7 @@ def _execute_moves(cluster: Any, moves: dict[Any, str], timeout: float, text_out
 
 
 def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
-    from kafkatool.cluster.reassign import clear_throttles, parse_reassignment, verify, verify_text
+    from kafkatool.cluster.reassign import parse_reassignment, verify, verify_text
 
     rf = parse_reassignment(_read(o.reassignment_json_file))
     with cluster_from_options(**conn, thing="reassign") as cluster:
@@ -407,7 +426,7 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
                         ["topic", "partition", "status", "current_replicas", "target_replicas"])
         sys.stdout.flush()
         if not result.parts_ongoing and not result.moves_ongoing and not o.preserve_throttles:
-            text = clear_throttles(cluster, rf.partitions)
+            text = _clear_throttles(cluster, rf.partitions, fmt, "")
             if fmt == "text":
                 sys.stdout.write(text)
     if result.in_progress:
@@ -416,12 +435,25 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FAILURE)
 
 
+def _clear_throttles(cluster: Any, partitions: Any, fmt: str, before: str) -> str:
+    """clear_throttles; when it fails, print `before`, what is left and the commands that clear it, then exit 3."""
+    from kafkatool.cluster.reassign import ThrottlesLeftError, clear_throttles
+
+    try:
+        return clear_throttles(cluster, partitions)
+    except ThrottlesLeftError as exc:
+        if fmt == "text":
+            sys.stdout.write(before + exc.text())
+            sys.stdout.flush()
+        raise
+
+
 def _cancel(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
+    from kafkatool.cluster.connect import ClusterError
     from kafkatool.cluster.reassign import (
         cancel_errors_text,
         cancellable,
         cancelled_text,
-        clear_throttles,
         no_active_moves_text,
         parse_reassignment,
         verify,
@@ -445,10 +477,15 @@ def _cancel(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         ongoing = cluster.ongoing_reassignments()
         parts = cancellable(ongoing, [tp for tp, _ in rf.partitions])
         if parts:
-            errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            try:
+                errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            except ClusterError as exc:
+                raise CliError(f"reassign: {exc} (which moves were cancelled is unknown: --list shows what still "
+                               "runs; the throttles stay set until --cancel or --verify clears them)", EXIT_FAILURE) from None
             if errors:
                 out(cancel_errors_text(errors) + "\n")
-                raise CliError(f"reassign: {len(errors)} cancellation(s) failed", EXIT_FAILURE)
+                raise CliError(f"reassign: {len(errors)} cancellation(s) failed (the throttles stay set while those "
+                               "moves run: re-run --cancel, or --verify once they complete)", EXIT_FAILURE)
         out(cancelled_text(parts))
         reverted: list[str] = []
         active = {}
@@ -460,7 +497,7 @@ def _cancel(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         else:
             out(no_active_moves_text(cluster.text_release()))
         if not o.preserve_throttles:
-            out(clear_throttles(cluster, rf.partitions))
+            out(_clear_throttles(cluster, rf.partitions, fmt, ""))
     if not text_out:
         render_json({"cancelled": [str(tp) for tp in parts], "log_dir_moves_reverted": reverted,
                      "throttles_cleared": not o.preserve_throttles})

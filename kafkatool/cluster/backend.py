@@ -167,10 +167,9 @@ def open_cluster(
 
         return ZkCluster.connect(zookeeper, timeout)
     from kafkatool.cluster.admin import AdminCluster
-    from kafkatool.cluster.connect import broker_release
 
     cluster = AdminCluster.connect(bootstrap_server or "", command_config, timeout)
-    cluster.broker_release = broker_release(cluster.client)
+    cluster.broker_release = cluster.negotiated_release()
     return cluster
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from kafkatool.log.checkpoint import read_properties
-from kafkatool.release import Release
 
 DEFAULT_TIMEOUT = 15.0
 
@@ -145,28 +144,3 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
         raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
     except OSError as exc:
         raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None
-
-
-def release_from_api_versions(api_versions: dict[int, tuple[int, int]]) -> Release | None:
-    """The Kafka release (major.minor) whose brokers answer ApiVersions with these ranges, if known.
-
-    kafka-python infers it from the newest version of a few APIs; it names 2.1, 3.3 and 4.0 for
-    the real brokers' answers in shared/fixtures/brokers.
-    """
-    from kafka.protocol.broker_version_data import infer_broker_version_from_api_versions
-
-    try:
-        version = infer_broker_version_from_api_versions(api_versions)
-    except Exception:  # an answer it cannot place: unknown, not an error
-        return None
-    return Release(int(version[0]), int(version[1])) if version and len(version) >= 2 else None
-
-
-def broker_release(client: Any) -> Release | None:
-    """The release of the brokers a connected KafkaAdminClient negotiated with (None if unknown)."""
-    try:
-        version = client._manager.broker_version  # kafka-python 3.x: inferred from ApiVersions at bootstrap
-    except AttributeError:
-        return None
-    return Release(int(version[0]), int(version[1])) if version and len(version) >= 2 else None
-
