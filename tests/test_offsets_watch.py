@@ -101,7 +101,7 @@ def test_usage_errors(history: Path) -> None:
     for args in (["--window", "0"], ["--interval", "-1"], ["--now", "-3"]):
         res = run_kafkatool(*["offsets", "watch", "--log-dir", str(history), "--all-groups", *args])
         assert res.code == 2, (args, res.err)
-        assert len(res.err.strip().splitlines()) == 1
+        assert args[0] in res.err
     res = run_kafkatool(*["offsets", "watch", "--log-dir", str(history)])
     assert res.code == 2
 
