@@ -31,8 +31,8 @@ from kafkatool.ops.compact import (
     compact_partition,
     parse_config,
 )
+from kafkatool.ops.compact.offsetmap import OffsetMap, OffsetMapFullError, digests
 from kafkatool.ops.dumplog import DumpOptions, dump_files
-from kafkatool.ops.offsetmap import OffsetMap, OffsetMapFullError, digests
 
 NOW = 1_800_000_000_000
 REPO = Path(__file__).resolve().parents[1]

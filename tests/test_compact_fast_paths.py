@@ -73,7 +73,7 @@ def test_offsets_going_backwards_are_judged_by_key(tmp_path):
 
 def test_a_first_clean_decodes_each_batch_once(tmp_path, monkeypatch):
     """Batches the offset-map pass decoded are judged from what it noted, not decoded again."""
-    import kafkatool.ops.compact as compact
+    import kafkatool.ops.compact.cleaner as compact
 
     decoded: list[int] = []
     real = compact.decode_key_columns

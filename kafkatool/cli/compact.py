@@ -206,7 +206,7 @@ def _compact(paths: list[Path], cfg: Any, now: int | None, dry_run: bool, fmt: s
     from kafkatool.cli.render import render_json, render_rows
     from kafkatool.log.errors import CheckpointError, LogFormatError
     from kafkatool.ops.compact import CompactInputError, compact_partition
-    from kafkatool.ops.offsetmap import OffsetMap
+    from kafkatool.ops.compact.offsetmap import OffsetMap
     from kafkatool.ops.safety import LogDirLockedError
 
     omap = OffsetMap(cfg.dedupe_buffer_size, cfg.dedupe_buffer_load_factor)
@@ -264,7 +264,13 @@ def _estimate(paths: list[Path], cfg: Any, now: int | None, fmt: str, quiet: boo
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import render_rows
     from kafkatool.ops.compact import CompactInputError
-    from kafkatool.ops.estimate import ESTIMATE_COLUMNS, error_row, estimate, estimate_row, partition_dirs
+    from kafkatool.ops.compact.estimate import (
+        ESTIMATE_COLUMNS,
+        error_row,
+        estimate,
+        estimate_row,
+        partition_dirs,
+    )
 
     try:
         dirs = list(partition_dirs(paths))
