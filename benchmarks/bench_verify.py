@@ -33,8 +33,8 @@ from pathlib import Path
 from kafkatool.log import crc as _crc
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
 from kafkatool.log.records import Record, verify_crcs
+from kafkatool.log.segment import scan_segment_file
 from kafkatool.log.writer import encode_v2_batch
-from kafkatool.ops.indexcheck import scan_segment_file
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "verify"
 TARGET_GBPS = 1.0

@@ -21,21 +21,22 @@ from hypothesis import strategies as st
 from kafkatool.log.files import SegmentFiles, list_segments
 from kafkatool.log.index import OffsetIndex
 from kafkatool.log.indexer import IndexBuilder
+from kafkatool.log.producer_state import TxnIndexState, open_transactions_at
 from kafkatool.log.records import Record, read_batch_header
-from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_v2_batch
-from kafkatool.ops.indexcheck import (
+from kafkatool.log.segment import (
     STOP_CORRUPT,
     STOP_END,
     STOP_INVALID_OFFSET,
     STOP_OVERFLOW,
     STOP_PARTIAL,
-    TxnIndexState,
-    dump_index_files,
-    open_transactions_at,
-    rebuild_target,
-    resolve_targets,
     scan_segment,
     scan_segment_file,
+)
+from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_v2_batch
+from kafkatool.ops.indexcheck import (
+    dump_index_files,
+    rebuild_target,
+    resolve_targets,
     verify_segment,
     verify_targets,
 )

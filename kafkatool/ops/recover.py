@@ -11,7 +11,7 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
    sanity check, every swapped-in segment, and - unless the log dir holds `.kafka_cleanshutdown` -
    every segment from the one holding the recovery point (`recovery-point-offset-checkpoint`, 0 when
    absent) to the end; `--full` takes every segment;
-4. recover each in order (`indexcheck.scan_segment` = `LogSegment.recover`): validate batches, stop
+4. recover each in order (`log.segment.scan_segment` = `LogSegment.recover`): validate batches, stop
    at the first invalid or partial one, truncate there, and - when that segment was past the
    recovery point - delete every later segment; rebuild `.index`/`.timeindex`/`.txnindex`;
 5. leader-epoch cache: epochs recovery assigns, then entries at or past the new log end offset go
@@ -69,18 +69,12 @@ from kafkatool.log.files import (
     segment_name,
 )
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, OffsetIndex, TimeIndex, read_txn_index
+from kafkatool.log.producer_state import TxnIndexState, snapshot_files
 from kafkatool.log.records import BatchScan
+from kafkatool.log.segment import STOP_OVERFLOW, SegmentScan, scan_segment_file
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops import salvage as salv
-from kafkatool.ops.indexcheck import (
-    STOP_OVERFLOW,
-    SegmentScan,
-    TxnIndexState,
-    index_changes,
-    rebuilt_files,
-    scan_segment_file,
-    snapshot_files,
-)
+from kafkatool.ops.indexcheck import index_changes, rebuilt_files
 from kafkatool.ops.safety import (
     SwapResolution,
     crash_point,

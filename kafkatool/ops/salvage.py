@@ -28,7 +28,7 @@ from pathlib import Path
 from kafkatool.log import crc as _crc32c
 from kafkatool.log.checkpoint import fsync_dir
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
-from kafkatool.ops.indexcheck import INT32_MAX, scan_segment
+from kafkatool.log.segment import INT32_MAX, scan_segment
 
 LOG_OVERHEAD = 12
 V0_OVERHEAD = 14
