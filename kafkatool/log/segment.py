@@ -33,14 +33,19 @@ from kafkatool.log.files import (
 )
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, TXN_ENTRY_SIZE, AbortedTxn, encode_txn_index
 from kafkatool.log.indexer import IndexBuilder, IndexOffsetError
-from kafkatool.log.records import read_batch_header
+from kafkatool.log.records import (
+    LOG_OVERHEAD,
+    V1_OVERHEAD,
+    V2_HEADER_SIZE,
+    V2_WALK_HEADER,
+    crc_error,
+    read_batch_header,
+    read_frame,
+    v1_overhead_error,
+    v2_overhead_error,
+)
 
 INT32_MAX = 2**31 - 1
-LOG_OVERHEAD = 12
-HEADER_SIZE_UP_TO_MAGIC = 17
-V0_OVERHEAD = 14
-V1_OVERHEAD = 22
-V2_HEADER_SIZE = 61
 ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
 CONTROL_ABORT = 0
@@ -59,11 +64,6 @@ TXN_START = "start"
 TXN_ABORT = "abort"
 TXN_COMMIT = "commit"
 
-_LOG_ENTRY = struct.Struct(">qi")
-_V2_REST = struct.Struct(
-    ">ibIhiqqqhii"
-)  # from byte 12: ple magic crc attrs lastDelta baseTs maxTs pid epoch seq count
-_V2_FULL = struct.Struct(">qiibIhi8xqq10x")  # the 61-byte v2 header, the fields recovery reads
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _CONTROL_KEY = struct.Struct(">hh")
@@ -170,9 +170,7 @@ def scan_segment(
     scan = SegmentScan(base_offset, end, index_interval)
     builder = IndexBuilder(base_offset, index_interval)
     on_recover = builder.on_recover
-    unpack_entry = _LOG_ENTRY.unpack_from
-    unpack_v2 = _V2_REST.unpack_from
-    unpack_full = _V2_FULL.unpack_from
+    unpack_full = V2_WALK_HEADER.unpack_from
     crc32c = _crc32c.crc32c
     crc32 = zlib.crc32
     limit = base_offset + INT32_MAX
@@ -196,7 +194,7 @@ def scan_segment(
             while True:
                 # Fast path: a whole v2 batch (one unpack for the header).  Anything else - legacy
                 # messages, short or cut batches, bad sizes - takes the careful path below, which
-                # follows FileLogInputStream.nextBatch and ensureValid step by step.
+                # follows FileLogInputStream.nextBatch (records.read_frame) and ensureValid step by step.
                 if pos + V2_HEADER_SIZE <= end:
                     offset, size, ple, magic, crc, attrs, delta, max_ts, pid = unpack_full(buf, pos)
                     fast = (
@@ -211,40 +209,32 @@ def scan_segment(
                     computed = crc32c(mv[pos + 21 : bend])
                     if computed != crc:
                         stop = STOP_CORRUPT
-                        error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                        error = crc_error(crc, computed)
                         break
                     last_off = offset + delta
                 else:
-                    if pos + HEADER_SIZE_UP_TO_MAGIC >= end:
+                    try:
+                        frame = read_frame(buf, pos, end, path)
+                    except CorruptRecordError as exc:
+                        stop = STOP_CORRUPT
+                        error = str(exc)
+                        break
+                    if frame is None:
                         if pos < end:
                             stop = STOP_PARTIAL
                         break
-                    offset, size = unpack_entry(buf, pos)
-                    if size < V0_OVERHEAD:
-                        stop = STOP_CORRUPT
-                        error = (
-                            f"Found record size {size} smaller than minimum record overhead ({V0_OVERHEAD}) "
-                            f"in file {path}."
-                        )
-                        break
-                    if pos > end - LOG_OVERHEAD - size:
-                        stop = STOP_PARTIAL
-                        break
+                    offset, size, magic = frame
                     bend = pos + LOG_OVERHEAD + size
-                    magic = buf[pos + 16]
                     if magic >= 2:
                         if size + LOG_OVERHEAD < V2_HEADER_SIZE:
                             stop = STOP_CORRUPT
-                            error = (
-                                f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is smaller than the "
-                                f"minimum allowed overhead {V2_HEADER_SIZE})"
-                            )
+                            error = v2_overhead_error(size + LOG_OVERHEAD)
                             break
-                        ple, _m, crc, attrs, delta, _bts, max_ts, pid, _pe, _bs, _n = unpack_v2(buf, pos + 12)
+                        _o, _s, ple, _m, crc, attrs, delta, max_ts, pid = unpack_full(buf, pos)
                         computed = crc32c(mv[pos + 21 : bend])
                         if computed != crc:
                             stop = STOP_CORRUPT
-                            error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                            error = crc_error(crc, computed)
                             break
                         last_off = offset + delta
                     else:
@@ -252,15 +242,12 @@ def scan_segment(
                         computed = crc32(mv[pos + 16 : bend])
                         if computed != crc:
                             stop = STOP_CORRUPT
-                            error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                            error = crc_error(crc, computed)
                             break
                         if magic == 1:
                             if size < V1_OVERHEAD:
                                 stop = STOP_CORRUPT
-                                error = (
-                                    f"Record is corrupt (size {size} is below the v1 message overhead "
-                                    f"{V1_OVERHEAD})"
-                                )
+                                error = v1_overhead_error(size)
                                 break
                             (max_ts,) = _I64.unpack_from(buf, pos + 18)
                         else:
@@ -326,7 +313,7 @@ def scan_segment(
     elif stop != STOP_END:
         scan.error_position = pos
     if count and first is None:
-        first = _LOG_ENTRY.unpack_from(buf, 0)[0]
+        first = _I64.unpack_from(buf, 0)[0]
     scan.valid_bytes = pos
     scan.batches = count
     scan.first_offset = first
