@@ -32,7 +32,8 @@ from pathlib import Path
 
 from kafkatool.log import crc as _crc
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
-from kafkatool.log.records import Record, verify_crcs
+from kafkatool.log.record import Record
+from kafkatool.log.records import verify_crcs
 from kafkatool.log.segment import scan_segment_file
 from kafkatool.log.writer import encode_v2_batch
 

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from kafkatool.log.codecs import Codec
 from kafkatool.log.files import MappedFile, list_segments, segment_name
 from kafkatool.log.index import AbortedTxn, encode_txn_index
-from kafkatool.log.records import BatchScan, Record, iter_batches
+from kafkatool.log.record import Record
+from kafkatool.log.records import BatchScan, iter_batches
 from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact import (
     CompactConfig,

@@ -24,7 +24,8 @@ from kafkatool.log.files import SegmentFiles, list_segments
 from kafkatool.log.index import OffsetIndex
 from kafkatool.log.indexer import IndexBuilder
 from kafkatool.log.producer_state import TxnIndexState, open_transactions_at
-from kafkatool.log.records import Record, read_batch_header
+from kafkatool.log.record import Record
+from kafkatool.log.records import read_batch_header
 from kafkatool.log.segment import (
     STOP_CORRUPT,
     STOP_END,

@@ -260,7 +260,7 @@ def test_headers_only_skips_the_bytes_of_big_batches(tmp_path: Path) -> None:
     import random
 
     from kafkatool.log.codecs import Codec
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import SegmentWriter, encode_v2_batch
     from kafkatool.spark import reading
 

@@ -33,10 +33,8 @@ from kafkatool.log.files import (
 )
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, TXN_ENTRY_SIZE, AbortedTxn, encode_txn_index
 from kafkatool.log.indexer import IndexBuilder, IndexOffsetError
+from kafkatool.log.record import LOG_OVERHEAD, V1_OVERHEAD, V2_HEADER_SIZE
 from kafkatool.log.records import (
-    LOG_OVERHEAD,
-    V1_OVERHEAD,
-    V2_HEADER_SIZE,
     V2_WALK_HEADER,
     crc_error,
     read_batch_header,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kafkatool.log.checkpoint import format_checkpoint
 from kafkatool.log.codecs import CODEC_NAMES, Codec
-from kafkatool.log.records import NO_SEQUENCE, TS_LOG_APPEND, Record
+from kafkatool.log.record import NO_SEQUENCE, TS_LOG_APPEND, Record
 from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_legacy_batch, encode_v2_batch
 
 _new = tuple.__new__

@@ -28,7 +28,7 @@ from pathlib import Path
 from kafkatool.log import crc as _crc32c
 from kafkatool.log.checkpoint import fsync_dir
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
-from kafkatool.log.records import LOG_OVERHEAD, V0_OVERHEAD, V1_OVERHEAD, V2_HEADER_SIZE
+from kafkatool.log.record import LOG_OVERHEAD, V0_OVERHEAD, V1_OVERHEAD, V2_HEADER_SIZE
 from kafkatool.log.segment import INT32_MAX, scan_segment
 
 REPORT_NAME = "salvage-report.json"

@@ -23,7 +23,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkatool.log.records import Batch, Record
+from kafkatool.log.record import Record
+from kafkatool.log.records import Batch
 from kafkatool.spark.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, discover, plan_slices
 from kafkatool.spark.reading import decode_records, read_slice, uncompressed_size
 

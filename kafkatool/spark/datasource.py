@@ -53,7 +53,7 @@ from pyspark.sql.types import (
 )
 
 from kafkatool.log.codecs import Codec
-from kafkatool.log.records import TIMESTAMP_TYPE_NAMES
+from kafkatool.log.record import TIMESTAMP_TYPE_NAMES
 from kafkatool.spark.planning import (
     DEFAULT_SPLIT_SIZE,
     NO_FILTER,

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from kafkatool.log.errors import CorruptIndexError, CorruptRecordError
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_partition_dir
 from kafkatool.log.index import OffsetIndex, TimeIndex
-from kafkatool.log.records import LOG_OVERHEAD, V0_OVERHEAD, read_batch_header
+from kafkatool.log.record import LOG_OVERHEAD, V0_OVERHEAD
+from kafkatool.log.records import read_batch_header
 from kafkatool.spark import storage
 
 MIB = 1024 * 1024

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.errors import CorruptRecordError, LogFormatError
-from kafkatool.log.records import LOG_OVERHEAD, V2_HEADER_SIZE, Batch, Record, read_batch_header
+from kafkatool.log.record import LOG_OVERHEAD, V2_HEADER_SIZE, Record
+from kafkatool.log.records import Batch, read_batch_header
 from kafkatool.spark import storage
 from kafkatool.spark.planning import NO_FILTER, ScanFilter, Slice
 

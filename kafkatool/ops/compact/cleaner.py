@@ -10,10 +10,12 @@ from typing import Any, cast
 import numpy as np
 
 from kafkatool.log.files import MappedFile
-from kafkatool.log.records import TS_LOG_APPEND, Batch, BatchKeyColumns, BatchScan, Record, decode_key_columns
+from kafkatool.log.record import TS_LOG_APPEND, Record
+from kafkatool.log.records import Batch, BatchScan
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.decoded import DecodedRecords
+from kafkatool.ops.compact.keys import BatchKeyColumns, decode_key_columns
 from kafkatool.ops.compact.manager import NO_TIMESTAMP, PartitionLog, ProducerLast, Segment
 from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap, digest_array
 from kafkatool.ops.compact.stats import CleanerStats, GroupResult

@@ -7,7 +7,8 @@ from bisect import bisect_left
 
 import numpy as np
 
-from kafkatool.log.records import Batch, BatchKeyColumns
+from kafkatool.log.records import Batch
+from kafkatool.ops.compact.keys import BatchKeyColumns
 
 
 class DecodedRecords:
