@@ -28,7 +28,7 @@ from kafkatool.log.segment import (
     TXN_ABORT,
     TXN_COMMIT,
     TXN_START,
-    SegmentScan,
+    SegmentWalk,
     control_record_type,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
@@ -70,7 +70,7 @@ class TxnIndexBuilder:
     `ongoing` maps a producer id to the first offset of its open transaction.  An ABORT marker gives
     an entry whose last stable offset is the first offset of the earliest transaction still open
     (after this one completes), or the marker's offset + 1 when none is.  A transactional batch starts
-    a transaction only when its producer has none open, so the superset of starts a scan records is
+    a transaction only when its producer has none open, so the superset of starts a walk records is
     harmless; a marker without an open transaction completes one that starts at the marker.
     """
 
@@ -147,7 +147,7 @@ def open_transactions_at(
 
 
 class TxnIndexState:
-    """Builds `.txnindex` contents for scanned segments of one partition, in offset order.
+    """Builds `.txnindex` contents for walked segments of one partition, in offset order.
 
     The open transactions at a run's first segment are read from snapshots and the log only when the
     run holds an ABORT marker (otherwise every segment of the run has an empty index anyway).
@@ -161,11 +161,11 @@ class TxnIndexState:
         self.log_start = log_start
         self._order = {s.base_offset: i for i, s in enumerate(self.segments)}
 
-    def entries(self, scans: Sequence[SegmentScan]) -> dict[int, list[AbortedTxn]]:
+    def entries(self, scans: Sequence[SegmentWalk]) -> dict[int, list[AbortedTxn]]:
         """Aborted-transaction entries per segment base offset for the given scans."""
         out: dict[int, list[AbortedTxn]] = {s.base_offset: [] for s in scans}
         ordered = sorted(scans, key=lambda s: s.base_offset)
-        runs: list[list[SegmentScan]] = []
+        runs: list[list[SegmentWalk]] = []
         for s in ordered:
             i = self._order.get(s.base_offset)
             prev = runs[-1][-1] if runs else None

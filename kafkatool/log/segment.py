@@ -1,6 +1,6 @@
 """One segment's log as the broker's recovery reads it (Kafka's `LogSegment.recover`).
 
-`scan_segment` walks a segment's log as `LogSegment.recover` does, for `index verify`, `index rebuild`,
+`walk_segment` walks a segment's log as `LogSegment.recover` does, for `index verify`, `index rebuild`,
 `recover` and salvage: it validates every batch as recovery does (size fields, the outer CRC without
 decompressing, offsets within int32 of the segment's base), stops where the broker would truncate,
 and builds the `.index`/`.timeindex` contents with the recovery rule (`IndexBuilder.on_recover`,
@@ -51,7 +51,7 @@ CONTROL_COMMIT = 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 RELEASE_STEP = 32 * 1024 * 1024
 
-# Why a walk stopped (SegmentScan.stop).
+# Why a walk stopped (SegmentWalk.stop).
 STOP_END = "end"  # every byte belongs to a valid batch
 STOP_PARTIAL = "partial"  # the last batch (or its header) runs past the end of the file
 STOP_CORRUPT = "corrupt"  # Kafka's CorruptRecordException: a size field or a CRC is wrong
@@ -74,7 +74,7 @@ _TIME_ENTRY = struct.Struct(">qi")
 
 
 @dataclass
-class SegmentScan:
+class SegmentWalk:
     """What LogSegment.recover finds in one segment's log, and the indexes it would write."""
 
     base_offset: int
@@ -95,7 +95,7 @@ class SegmentScan:
     txn_events: list[tuple[str, int, int]] = field(default_factory=list)
     # (epoch, start offset) the leader-epoch cache is assigned while recovering this segment
     epochs: list[tuple[int, int]] = field(default_factory=list)
-    # per-batch arrays, filled when scan_segment(record_batches=True)
+    # per-batch arrays, filled when walk_segment(record_batches=True)
     positions: array.array = field(default_factory=lambda: array.array("q"))
     last_offsets: array.array = field(default_factory=lambda: array.array("q"))
     max_timestamps: array.array = field(default_factory=lambda: array.array("q"))
@@ -146,7 +146,7 @@ def control_record_type(buf: bytes, pos: int, end: int) -> int | None:
     return _CONTROL_KEY.unpack_from(key, 0)[1]
 
 
-def scan_segment(
+def walk_segment(
     buf: bytes,
     base_offset: int,
     index_interval: int = DEFAULT_INDEX_INTERVAL,
@@ -156,16 +156,16 @@ def scan_segment(
     record_batches: bool = False,
     release: Callable[[int], None] | None = None,
     path: str = "",
-) -> SegmentScan:
+) -> SegmentWalk:
     """Walk a segment's log as LogSegment.recover does and return what it found and would build.
 
     `latest_epoch` is the leader-epoch cache's latest epoch before this segment (epochs above it are
     assigned at their batch's base offset); `open_txns` carries the producers with a transaction
-    started in earlier scanned segments, so that only real starts are recorded.  `path` names the file
+    started in earlier walked segments, so that only real starts are recorded.  `path` names the file
     in Kafka's size-field message.
     """
     end = len(buf)
-    scan = SegmentScan(base_offset, end, index_interval)
+    scan = SegmentWalk(base_offset, end, index_interval)
     builder = IndexBuilder(base_offset, index_interval)
     on_recover = builder.on_recover
     unpack_full = V2_WALK_HEADER.unpack_from
@@ -341,17 +341,17 @@ def scan_segment(
     return scan
 
 
-def scan_segment_file(
+def walk_segment_file(
     path: Path,
     base_offset: int | None = None,
     index_interval: int = DEFAULT_INDEX_INTERVAL,
     **kw: object,
-) -> SegmentScan:
-    """scan_segment on a `.log` file (memory-mapped; resident memory stays flat on big files)."""
+) -> SegmentWalk:
+    """walk_segment on a `.log` file (memory-mapped; resident memory stays flat on big files)."""
     if base_offset is None:
         base_offset = offset_from_name(path.name)
     with MappedFile(path) as mf:
-        return scan_segment(
+        return walk_segment(
             mf.buf,
             base_offset,
             index_interval,
@@ -388,9 +388,9 @@ class IndexChange:
 
 
 def rebuilt_files(
-    seg: SegmentFiles, scan: SegmentScan, aborted: list[AbortedTxn] | None, txn_exists: bool | None = None
+    seg: SegmentFiles, scan: SegmentWalk, aborted: list[AbortedTxn] | None, txn_exists: bool | None = None
 ) -> dict[Path, bytes | None]:
-    """The index files recovery leaves for a scanned segment (None: the file should not exist).
+    """The index files recovery leaves for a walked segment (None: the file should not exist).
 
     `.txnindex` is written when it has entries or already exists (the broker empties, never deletes
     it); `txn_exists` overrides looking at the directory (previews through pending swaps).

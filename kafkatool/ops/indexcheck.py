@@ -1,11 +1,11 @@
 """`kafkatool index`: index files checked against their log, rebuilt as a broker's recovery writes them, dumped.
 
-The recovery walk itself is `kafkatool.log.segment.scan_segment` (Kafka's `LogSegment.recover`) and the
+The recovery walk itself is `kafkatool.log.segment.walk_segment` (Kafka's `LogSegment.recover`) and the
 `.txnindex` contents come from `kafkatool.log.producer_state` (`ProducerStateManager`); this module
 applies them to targets (files, partition dirs, log dirs).
 
 Verification (`verify_segment`) is the broker's index sanity checks plus DumpLogSegments'
-cross-checks, made cheap: the scan records every batch's position, last offset and max timestamp in
+cross-checks, made cheap: the walk records every batch's position, last offset and max timestamp in
 compact arrays, so each index entry is checked with a binary search instead of a log read.
 """
 
@@ -48,10 +48,10 @@ from kafkatool.log.segment import (
     STOP_OVERFLOW,
     STOP_PARTIAL,
     IndexChange,
-    SegmentScan,
+    SegmentWalk,
     index_changes,
     rebuilt_files,
-    scan_segment_file,
+    walk_segment_file,
 )
 from kafkatool.ops.safety import crash_point
 
@@ -168,7 +168,7 @@ class FileCheck:
         }
 
 
-def _check_log(seg: SegmentFiles, scan: SegmentScan) -> FileCheck:
+def _check_log(seg: SegmentFiles, scan: SegmentWalk) -> FileCheck:
     fc = FileCheck(str(seg.log), "log", bytes=scan.size, entries=scan.batches)
     if scan.stop == STOP_END:
         return fc
@@ -211,7 +211,7 @@ def _sanity_findings(index: OffsetIndex | TimeIndex, fc: FileCheck) -> int:
     return used
 
 
-def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int, strict: bool) -> FileCheck:
+def _check_offset_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
     path = seg.index
     if not path.exists():
         fc = FileCheck(str(path), "index", exists=False)
@@ -299,7 +299,7 @@ def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: in
     return fc
 
 
-def _check_time_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int, strict: bool) -> FileCheck:
+def _check_time_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
     path = seg.timeindex
     if not path.exists():
         fc = FileCheck(str(path), "timeindex", exists=False)
@@ -385,7 +385,7 @@ def _check_time_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int,
     return fc
 
 
-def _check_txn_index(seg: SegmentFiles, scan: SegmentScan) -> FileCheck | None:
+def _check_txn_index(seg: SegmentFiles, scan: SegmentWalk) -> FileCheck | None:
     path = seg.txnindex
     aborts = scan.aborts
     if not path.exists():
@@ -484,7 +484,7 @@ def verify_segment(
                 )
                 checks.append(fc)
         return checks
-    scan = scan_segment_file(seg.log, seg.base_offset, index_interval, record_batches=True)
+    scan = walk_segment_file(seg.log, seg.base_offset, index_interval, record_batches=True)
     out = [
         _check_log(seg, scan),
         _check_offset_index(seg, scan, index_interval, strict),
@@ -564,7 +564,7 @@ def rebuild_target(
     """
     res = RebuildResult()
     all_segments = list_segments(target.dir)
-    scans: list[tuple[SegmentFiles, SegmentScan]] = []
+    scans: list[tuple[SegmentFiles, SegmentWalk]] = []
     open_txns: set[int] = set()
     prev_base: int | None = None
     order = {s.base_offset: i for i, s in enumerate(all_segments)}
@@ -574,7 +574,7 @@ def rebuild_target(
         i = order.get(seg.base_offset)
         if prev_base is None or i is None or order.get(prev_base) != i - 1:
             open_txns = set()
-        scan = scan_segment_file(seg.log, seg.base_offset, index_interval, open_txns=open_txns)
+        scan = walk_segment_file(seg.log, seg.base_offset, index_interval, open_txns=open_txns)
         scans.append((seg, scan))
         prev_base = seg.base_offset
         if not scan.clean:

@@ -11,7 +11,7 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
    sanity check, every swapped-in segment, and - unless the log dir holds `.kafka_cleanshutdown` -
    every segment from the one holding the recovery point (`recovery-point-offset-checkpoint`, 0 when
    absent) to the end; `--full` takes every segment;
-4. recover each in order (`log.segment.scan_segment` = `LogSegment.recover`): validate batches, stop
+4. recover each in order (`log.segment.walk_segment` = `LogSegment.recover`): validate batches, stop
    at the first invalid or partial one, truncate there, and - when that segment was past the
    recovery point - delete every later segment; rebuild `.index`/`.timeindex`/`.txnindex`;
 5. leader-epoch cache: epochs recovery assigns, then entries at or past the new log end offset go
@@ -71,7 +71,7 @@ from kafkatool.log.files import (
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, OffsetIndex, TimeIndex, read_txn_index
 from kafkatool.log.producer_state import TxnIndexState, snapshot_files
 from kafkatool.log.records import BatchScan
-from kafkatool.log.segment import STOP_OVERFLOW, SegmentScan, scan_segment_file
+from kafkatool.log.segment import STOP_OVERFLOW, SegmentWalk, walk_segment_file
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops import salvage as salv
 from kafkatool.ops.indexcheck import index_changes, rebuilt_files
@@ -514,7 +514,7 @@ def plan_partition(
             epochs_ok = False
             plan.warnings.append(f"{LEADER_EPOCH_CHECKPOINT}: cannot read it ({exc}); left as it is")
     epochs_before = list(epochs)
-    scans: dict[int, SegmentScan] = {}
+    scans: dict[int, SegmentWalk] = {}
     open_txns: set[int] = set()
     prev: int | None = None
     truncated: list[int] = []
@@ -524,7 +524,7 @@ def plan_partition(
         if prev is None or pos_of[b] != pos_of[prev] + 1:
             open_txns = set()
         name = segment_name(b, LOG_SUFFIX)
-        scan = scan_segment_file(
+        scan = walk_segment_file(
             view.real(name),
             b,
             options.index_interval,

@@ -16,7 +16,7 @@ from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.decoded import DecodedRecords
 from kafkatool.ops.compact.keys import BatchKeyColumns, decode_key_columns
-from kafkatool.ops.compact.manager import NO_TIMESTAMP, PartitionLog, ProducerLast, Segment
+from kafkatool.ops.compact.manager import NO_TIMESTAMP, CleanerSegment, PartitionLog, ProducerLast
 from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap, digest_array
 from kafkatool.ops.compact.stats import CleanerStats, GroupResult
 from kafkatool.ops.compact.transactions import TransactionTracker, control_type
@@ -80,7 +80,7 @@ class Cleaner:
                 self.map_full = True
                 return
 
-    def _map_segment(self, seg: Segment, start: int, next_start: int, txn: TransactionTracker) -> bool:
+    def _map_segment(self, seg: CleanerSegment, start: int, next_start: int, txn: TransactionTracker) -> bool:
         """buildOffsetMapForSegment.  Keys go to the map MAP_KEYS_PER_PUT at a time (the fill point is
         still exact to the record), because numpy calls cost the same for 200 keys as for 50,000; the
         batches' keys are decoded together too, without their values (`decode_key_columns`)."""
@@ -118,7 +118,7 @@ class Cleaner:
         return False
 
     def _map_put(
-        self, seg: Segment, batches: list[Batch], decoded: list[bool], lasts: list[int], start: int, size: int
+        self, seg: CleanerSegment, batches: list[Batch], decoded: list[bool], lasts: list[int], start: int, size: int
     ) -> bool:
         """Put the batches' keys (keyed records from `start` on) until the map fills; the map covers every
         batch read before the one that filled it."""
@@ -156,7 +156,7 @@ class Cleaner:
     # -- cleaning ---------------------------------------------------------------------------
     def clean_group(
         self,
-        group: list[Segment],
+        group: list[CleanerSegment],
         txn: TransactionTracker,
         legacy_delete_horizon_ms: int,
         upper_bound_offset: int,
@@ -241,7 +241,7 @@ class Cleaner:
 
     def _clean_into(
         self,
-        seg: Segment,
+        seg: CleanerSegment,
         out: CleanedSegment,
         txn: TransactionTracker,
         retain_segment_deletes: bool,
@@ -292,7 +292,7 @@ class Cleaner:
                 self._write_chunks(seg, pending, out, retain_segment_deletes)
 
     def _write_chunks(
-        self, seg: Segment, pending: list[tuple[int, list[_Plan]]], out: CleanedSegment, retain_segment_deletes: bool
+        self, seg: CleanerSegment, pending: list[tuple[int, list[_Plan]]], out: CleanedSegment, retain_segment_deletes: bool
     ) -> None:
         """filterTo for planned chunks: keep records, copy or rebuild batches, append each chunk.
 
@@ -409,7 +409,7 @@ class Cleaner:
                 self.progress(chunk_bytes)
 
     def _record_columns(
-        self, seg: Segment, batches: list[Batch], use_noted: bool = True
+        self, seg: CleanerSegment, batches: list[Batch], use_noted: bool = True
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], np.ndarray, BatchKeyColumns, np.ndarray]:
         """Offsets, null keys, null values, batch starts and counts of the batches' records, in order,
         plus the decoded columns of those not noted by the offset-map pass and which records they are.

@@ -38,8 +38,9 @@ NO_TIMESTAMP = -1
 
 
 @dataclass
-class Segment:
-    """One segment: sizes and times the cleaner's decisions use, filled by `PartitionLog`'s scan."""
+class CleanerSegment:
+    """One segment as the cleaner weighs it: its files, and the sizes and times its decisions use
+    (filled by `PartitionLog._load`).  `SegmentFiles` is only where a segment's files are."""
 
     files: SegmentFiles
     size: int
@@ -107,10 +108,10 @@ class PartitionLog:
             raise CompactInputError(f"{self.dir}: not a partition directory (expected <topic>-<partition>)")
         self.topic, self.partition = parsed
         self.log_dir = log_dir_of(self.dir)
-        self.segments: list[Segment] = []
+        self.segments: list[CleanerSegment] = []
         for sf in list_segments(self.dir):
             self.segments.append(
-                Segment(
+                CleanerSegment(
                     sf,
                     _file_size(sf.log),
                     _mtime_ms(sf.log),
@@ -122,7 +123,7 @@ class PartitionLog:
             raise CompactInputError(f"{self.dir}: no segments (no <offset>.log files)")
         self.producers: dict[int, ProducerLast] = {}
         self._txn_index: dict[int, list[AbortedTxn]] = {}
-        self._scan(progress)
+        self._load(progress)
         self.log_end_offset = self.segments[-1].next_offset
         start = self._checkpointed(LOG_START_CHECKPOINT)
         self.log_start_offset: int = self.segments[0].base_offset if start is None else start
@@ -134,7 +135,7 @@ class PartitionLog:
         return f"{self.topic}-{self.partition}"
 
     @property
-    def active(self) -> Segment:
+    def active(self) -> CleanerSegment:
         return self.segments[-1]
 
     @property
@@ -147,8 +148,8 @@ class PartitionLog:
             return None
         return read_offset_checkpoint(path).get((self.topic, self.partition))
 
-    # -- scan --------------------------------------------------------------------------------
-    def _scan(self, progress: Callable[[int], None] | None) -> None:
+    # -- load --------------------------------------------------------------------------------
+    def _load(self, progress: Callable[[int], None] | None) -> None:
         aborts: list[tuple[int, int]] = []  # (producer id, marker offset) of aborts that still have data
         txn_data: set[int] = set()  # producers with transactional batches since their last marker
         for seg in self.segments:
@@ -264,7 +265,7 @@ class PartitionLog:
                 break
         return lo
 
-    def segments_in(self, start: int, end: int) -> list[Segment]:
+    def segments_in(self, start: int, end: int) -> list[CleanerSegment]:
         """Kafka's logSegments(from, to): from the segment holding `start` to the last based below `end`."""
         if start >= end:
             return []
@@ -272,7 +273,7 @@ class PartitionLog:
         segs = self.segments if first is None else self.segments[first:]
         return [s for s in segs if s.base_offset < end]
 
-    def txn_index(self, seg: Segment) -> list[AbortedTxn]:
+    def txn_index(self, seg: CleanerSegment) -> list[AbortedTxn]:
         if seg.base_offset not in self._txn_index:
             path = seg.files.txnindex
             self._txn_index[seg.base_offset] = read_txn_index(path.read_bytes()) if path.is_file() else []

@@ -22,7 +22,7 @@ from kafkatool.log.index import (
 from kafkatool.log.records import Batch, BatchScan
 from kafkatool.log.writer import SegmentWriter
 from kafkatool.ops.compact.config import CompactConfig
-from kafkatool.ops.compact.manager import Segment
+from kafkatool.ops.compact.manager import CleanerSegment
 
 INT32_MAX = 2**31 - 1
 
@@ -139,9 +139,9 @@ class ChunkPieces:
         return self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
 
 
-def group_segments(segments: list[Segment], first_uncleanable: int, cfg: CompactConfig) -> list[list[Segment]]:
+def group_segments(segments: list[CleanerSegment], first_uncleanable: int, cfg: CompactConfig) -> list[list[CleanerSegment]]:
     """groupSegmentsBySize: consecutive segments whose log and index sizes and offset span fit."""
-    groups: list[list[Segment]] = []
+    groups: list[list[CleanerSegment]] = []
     i = 0
     n = len(segments)
     while i < n:
