@@ -6,7 +6,7 @@
     batches = spark.read.format("kafka-log").option("level", "batch").load("/data/kafka-logs")
 
 Planning (driver) discovers segments and cuts them into slices on batch boundaries
-(`kafkatool.spark.planning`); each task reads its slices with `kafkatool.spark.reading`, decodes with
+(`kafkatool.slices.planning`); each task reads its slices with `kafkatool.slices.reading`, decodes with
 `kafkatool.log`, and hands Spark Arrow record batches.  Offset, timestamp, topic and partition filters
 are pushed down to prune segments and start positions; Spark still applies every filter exactly.
 
@@ -54,7 +54,7 @@ from pyspark.sql.types import (
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.record import TIMESTAMP_TYPE_NAMES
-from kafkatool.spark.planning import (
+from kafkatool.slices.planning import (
     DEFAULT_SPLIT_SIZE,
     NO_FILTER,
     ScanFilter,
@@ -66,7 +66,7 @@ from kafkatool.spark.planning import (
     parse_size,
     plan_slices,
 )
-from kafkatool.spark.reading import check_policy, decode_records, read_slice, uncompressed_size
+from kafkatool.slices.reading import check_policy, decode_records, read_slice, uncompressed_size
 
 NAME = "kafka-log"
 LEVELS = ("record", "batch")

@@ -22,7 +22,7 @@ from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, par
 from kafkatool.log.index import OffsetIndex, TimeIndex
 from kafkatool.log.record import LOG_OVERHEAD, V0_OVERHEAD
 from kafkatool.log.records import read_batch_header
-from kafkatool.spark import storage
+from kafkatool.slices import storage
 
 MIB = 1024 * 1024
 DEFAULT_SPLIT_SIZE = 128 * MIB
