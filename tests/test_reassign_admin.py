@@ -11,9 +11,9 @@ import pytest
 from kafka.protocol.admin import AlterPartitionReassignmentsRequest, IncrementalAlterConfigsRequest
 
 from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
-from kafkatool.cluster.backend import open_cluster
 from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
+from kafkatool.cluster.open import open_cluster
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
 
