@@ -49,7 +49,8 @@ def prepare(name: str, size_mb: float) -> Path:
 
 
 def split_for(size: int, arg: str) -> int:
-    from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE, parse_size
+    from kafkatool.sizes import parse_size
+    from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE
 
     if arg != "auto":
         return parse_size(arg)

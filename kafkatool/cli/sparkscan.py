@@ -134,7 +134,8 @@ def spark_scan(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     from kafkatool.ops.scan import ScanSettings
-    from kafkatool.slices.planning import ScanFilter, ScanInputError, discover, parse_size
+    from kafkatool.sizes import SizeError, parse_size
+    from kafkatool.slices.planning import ScanFilter, ScanInputError, discover
     from kafkatool.slices.reading import ON_CORRUPT
     from kafkatool.slices.rows import KEYS_ORDER
     from kafkatool.slices.storage import StorageError
@@ -164,6 +165,9 @@ def spark_scan(
     wanted = tuple(dict.fromkeys(t.strip() for item in topics or [] for t in item.split(",") if t.strip()))
     try:
         split = parse_size(split_size)
+    except SizeError as exc:
+        raise CliError(f"--split-size: {exc}") from None
+    try:
         segments = discover(paths)  # fails fast, before Spark starts, on a missing path or a typo
     except ScanInputError as exc:
         raise CliError(str(exc)) from None

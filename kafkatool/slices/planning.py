@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,26 +32,10 @@ INDEX_CANDIDATES = 8  # index entries tried per cut before the index is given up
 
 _LOG_ENTRY = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 class ScanInputError(ValueError):
     """Paths or options that cannot be scanned (the CLI reports these as usage errors)."""
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes of `134217728`, `128m`, `128MiB`, `1g`, `512KB` (binary units)."""
-    if isinstance(text, int):
-        value = text
-    else:
-        m = _SIZE.match(text)
-        if not m:
-            raise ScanInputError(f"{text!r} is not a size (examples: 134217728, 128m, 128MiB, 1g)")
-        value = int(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value <= 0:
-        raise ScanInputError(f"size must be positive, got {text!r}")
-    return value
 
 
 # -- discovery ---------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ from pyspark.sql.types import (
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.record import TIMESTAMP_TYPE_NAMES
+from kafkatool.sizes import SizeError, parse_size
 from kafkatool.slices.planning import (
     DEFAULT_SPLIT_SIZE,
     NO_FILTER,
@@ -63,7 +64,6 @@ from kafkatool.slices.planning import (
     discover,
     effective_split_size,
     pack_slices,
-    parse_size,
     plan_slices,
 )
 from kafkatool.slices.reading import check_policy, decode_records, read_slice, uncompressed_size
@@ -177,11 +177,15 @@ class ReadOptions:
             on_corrupt = check_policy(opts.get("oncorrupt", "fail").lower())
         except ValueError as exc:
             raise ScanInputError(f"option onCorrupt: {exc}") from None
+        try:
+            split_size = parse_size(opts.get("splitsize", DEFAULT_SPLIT_SIZE))
+        except SizeError as exc:
+            raise ScanInputError(f"option splitSize: {exc}") from None
         topics = opts.get("topics")
         return cls(
             paths=paths,
             level=level,
-            split_size=parse_size(opts.get("splitsize", DEFAULT_SPLIT_SIZE)),
+            split_size=split_size,
             min_partitions=int(min_parts) if min_parts else None,
             use_index=_flag(opts, "useIndex", True),
             on_corrupt=on_corrupt,
