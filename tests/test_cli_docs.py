@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool.cli.docgen import generated_files
+from scripts.docgen import generated_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
