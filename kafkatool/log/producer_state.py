@@ -21,10 +21,9 @@ from kafkatool.log.files import (
     parse_partition_dir,
 )
 from kafkatool.log.index import AbortedTxn
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
 from kafkatool.log.records import BatchScan
 from kafkatool.log.segment import (
-    CONTROL_ABORT,
-    CONTROL_COMMIT,
     TXN_ABORT,
     TXN_COMMIT,
     TXN_START,

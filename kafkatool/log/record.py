@@ -34,6 +34,18 @@ TIMESTAMP_TYPE_NAMES = {TS_NONE: "NoTimestampType", TS_CREATE: "CreateTime", TS_
 
 LOG_ENTRY = struct.Struct(">qi")  # offset, size: the frame of every format
 
+# ControlRecordType of a control batch's record (its key: version:int16, type:int16)
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")
+
+
+def control_type_of(key: bytes | None) -> int | None:
+    """The ControlRecordType in a control record's key, or None when the key is too short to hold one."""
+    if key is None or len(key) < 4:
+        return None
+    return _CONTROL_KEY.unpack_from(key)[1]
+
 
 class Record(NamedTuple):
     """One record as consumers see it.  `crc`/`valid` are per-message for v0/v1 (None/True for v2)."""

@@ -33,7 +33,14 @@ from kafkatool.log.files import (
 )
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, TXN_ENTRY_SIZE, AbortedTxn, encode_txn_index
 from kafkatool.log.indexer import IndexBuilder, IndexOffsetError
-from kafkatool.log.record import LOG_OVERHEAD, V1_OVERHEAD, V2_HEADER_SIZE
+from kafkatool.log.record import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    LOG_OVERHEAD,
+    V1_OVERHEAD,
+    V2_HEADER_SIZE,
+    control_type_of,
+)
 from kafkatool.log.records import (
     V2_WALK_HEADER,
     crc_error,
@@ -46,8 +53,6 @@ from kafkatool.log.records import (
 INT32_MAX = 2**31 - 1
 ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 RELEASE_STEP = 32 * 1024 * 1024
 
@@ -64,7 +69,6 @@ TXN_COMMIT = "commit"
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
-_CONTROL_KEY = struct.Struct(">hh")
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 
@@ -140,10 +144,10 @@ def control_record_type(buf: bytes, pos: int, end: int) -> int | None:
     records = batch.records()
     if not records:
         return None
-    key = records[0].key
-    if key is None or len(key) < 4:
+    ctype = control_type_of(records[0].key)
+    if ctype is None:
         raise CorruptRecordError(f"control record at offset {records[0].offset} has an invalid key", pos)
-    return _CONTROL_KEY.unpack_from(key, 0)[1]
+    return ctype
 
 
 def walk_segment(

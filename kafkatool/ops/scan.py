@@ -14,11 +14,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkatool.log.record import Record
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, Record, control_type_of
 from kafkatool.log.records import Batch
 from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, discover, plan_slices
 from kafkatool.slices.reading import decode_records, read_slice, uncompressed_size
-from kafkatool.slices.rows import CONTROL_ABORT, CONTROL_COMMIT, KEYS_ORDER, MINUTE_MS, QUERIES
+from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, QUERIES
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,6 @@ class ScanSettings:
     on_corrupt: str = "fail"
     verify_crc: bool = False
     use_index: bool = True
-
-
-def control_type(key: bytes | None) -> int | None:
-    """The type of a control record key (version:int16 type:int16), or None when malformed."""
-    if key is None or len(key) < 4:
-        return None
-    return int.from_bytes(key[2:4], "big", signed=True)
 
 
 def payload_bytes(r: Record) -> int:
@@ -146,7 +139,7 @@ class Scan:
             p.max_ts = hi if p.max_ts is None else max(p.max_ts, hi)
         if b.is_control:
             for r in recs:
-                kind = control_type(r.key)
+                kind = control_type_of(r.key)
                 if kind in (CONTROL_ABORT, CONTROL_COMMIT):
                     p.txn_markers += 1
                     if kind == CONTROL_ABORT:

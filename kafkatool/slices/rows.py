@@ -42,5 +42,3 @@ TIMELINE_COLUMNS = ("topic", "minute_ms", "records", "payload_bytes")
 KEYS_ORDER = ("records", "payload_bytes")
 MINUTE_MS = 60_000
 
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1

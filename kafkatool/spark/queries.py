@@ -15,8 +15,9 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
 from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE
-from kafkatool.slices.rows import CONTROL_ABORT, CONTROL_COMMIT, KEYS_ORDER, MINUTE_MS, SUMMARY_COLUMNS
+from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, SUMMARY_COLUMNS
 from kafkatool.spark.datasource import NAME, register
 
 

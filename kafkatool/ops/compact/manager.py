@@ -29,9 +29,10 @@ from kafkatool.log.index import (
     AbortedTxn,
     read_txn_index,
 )
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
 from kafkatool.log.records import Batch, BatchScan
 from kafkatool.ops.compact.config import CompactConfig, CompactInputError
-from kafkatool.ops.compact.transactions import CONTROL_ABORT, CONTROL_COMMIT, control_type
+from kafkatool.ops.compact.transactions import control_type
 from kafkatool.ops.safety import log_dir_of
 
 NO_TIMESTAMP = -1

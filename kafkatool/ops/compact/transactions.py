@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import heapq
-import struct
 from collections.abc import Iterable
 from typing import Any
 
 from kafkatool.log.index import (
     AbortedTxn,
 )
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, control_type_of
 from kafkatool.log.records import Batch
-
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
-_CONTROL_KEY = struct.Struct(">hh")
 
 
 def control_type(batch: Batch) -> int | None:
     """Type of a control batch's record (0 ABORT, 1 COMMIT, ...), None for an emptied control batch."""
     recs = batch.records()
-    if not recs or recs[0].key is None or len(recs[0].key) < 4:
-        return None
-    return _CONTROL_KEY.unpack_from(recs[0].key)[1]
+    return control_type_of(recs[0].key) if recs else None
 
 
 class TransactionTracker:
