@@ -3,12 +3,16 @@
 `.txnindex` entries depend on the transactions still open when a segment starts, so they are built
 per partition (`TxnIndexState`): from the newest valid producer snapshot at or before the first
 segment and a header-only walk of the log up to it, exactly as the broker rebuilds producer state.
+
+The log cleaner's questions (each producer's last batch, the first open transaction) are answered
+by `ProducerStates`, fed batch by batch as the cleaner loads a log.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kafkatool.log.checkpoint import read_offset_checkpoint
@@ -21,8 +25,8 @@ from kafkatool.log.files import (
     parse_partition_dir,
 )
 from kafkatool.log.index import AbortedTxn
-from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
-from kafkatool.log.records import BatchScan
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, NO_TIMESTAMP
+from kafkatool.log.records import Batch, BatchScan
 from kafkatool.log.segment import (
     TXN_ABORT,
     TXN_COMMIT,
@@ -31,6 +35,10 @@ from kafkatool.log.segment import (
     control_record_type,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
+
+# ---------------------------------------------------------------------------------------------
+# partition context: log start offset, producer snapshots, transactions open at a segment's start
+# ---------------------------------------------------------------------------------------------
 
 
 def read_checkpoint_offset(log_dir: Path, name: str, topic_partition: tuple[str, int]) -> int | None:
@@ -188,4 +196,58 @@ class TxnIndexState:
 
 
 # ---------------------------------------------------------------------------------------------
-# targets: files, partition dirs, log dirs
+# each producer's last batch, as the log cleaner needs it
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProducerLast:
+    """What the producer state manager remembers of a producer, as far as the cleaner cares."""
+
+    epoch: int
+    last_data_offset: int = -1  # last offset of its last data batch in the current epoch, -1 if none
+    last_sequence: int = -1  # last sequence of that batch (what Kafka 2.1 compares)
+    last_timestamp: int = NO_TIMESTAMP
+    ongoing_txn_first_offset: int = -1
+
+
+class ProducerStates:
+    """ProducerStateManager's view of a log read in offset order, as far as the cleaner cares: each
+    producer's epoch, last data batch and open transaction.  A new epoch forgets the old batches; an
+    ABORT or COMMIT marker ends the transaction (an emptied marker ends nothing)."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerLast] = {}
+
+    def update(self, b: Batch, ctype: int | None) -> None:
+        """Apply a batch of a producer (b.producer_id >= 0); ctype is a control batch's record type."""
+        st = self.producers.get(b.producer_id)
+        if st is None:
+            st = self.producers[b.producer_id] = ProducerLast(b.producer_epoch)
+        if b.producer_epoch != st.epoch:
+            st.epoch = b.producer_epoch
+            st.last_data_offset = -1
+            st.last_sequence = -1
+        if b.is_control:
+            if ctype in (CONTROL_ABORT, CONTROL_COMMIT):
+                st.ongoing_txn_first_offset = -1
+        else:
+            st.last_data_offset = b.last_offset
+            st.last_sequence = b.last_sequence
+            if b.is_transactional and st.ongoing_txn_first_offset < 0:
+                st.ongoing_txn_first_offset = b.base_offset
+        st.last_timestamp = b.max_timestamp
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest open transaction, None when none is open."""
+        firsts = [p.ongoing_txn_first_offset for p in self.producers.values() if p.ongoing_txn_first_offset >= 0]
+        return min(firsts) if firsts else None
+
+    def active(self, now_ms: int, expiration_ms: int) -> dict[int, ProducerLast]:
+        """Producers the broker still tracks: not expired, or inside a transaction."""
+        return {
+            pid: p
+            for pid, p in self.producers.items()
+            if p.ongoing_txn_first_offset >= 0 or now_ms - p.last_timestamp < expiration_ms
+        }

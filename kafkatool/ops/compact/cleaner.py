@@ -10,13 +10,14 @@ from typing import Any, cast
 import numpy as np
 
 from kafkatool.log.files import MappedFile
-from kafkatool.log.record import TS_LOG_APPEND, Record
+from kafkatool.log.producer_state import ProducerLast
+from kafkatool.log.record import NO_TIMESTAMP, TS_LOG_APPEND, Record
 from kafkatool.log.records import Batch, BatchScan
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.decoded import DecodedRecords
 from kafkatool.ops.compact.keys import BatchKeyColumns, decode_key_columns
-from kafkatool.ops.compact.manager import NO_TIMESTAMP, CleanerSegment, PartitionLog, ProducerLast
+from kafkatool.ops.compact.manager import CleanerSegment, PartitionLog
 from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap, digest_array
 from kafkatool.ops.compact.stats import CleanerStats, GroupResult
 from kafkatool.ops.compact.transactions import TransactionTracker, control_type

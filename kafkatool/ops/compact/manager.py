@@ -29,13 +29,12 @@ from kafkatool.log.index import (
     AbortedTxn,
     read_txn_index,
 )
-from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
-from kafkatool.log.records import Batch, BatchScan
+from kafkatool.log.producer_state import ProducerLast, ProducerStates
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, NO_TIMESTAMP
+from kafkatool.log.records import BatchScan
 from kafkatool.ops.compact.config import CompactConfig, CompactInputError
 from kafkatool.ops.compact.transactions import control_type
 from kafkatool.ops.safety import log_dir_of
-
-NO_TIMESTAMP = -1
 
 
 @dataclass
@@ -61,17 +60,6 @@ class CleanerSegment:
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the newest record time, or the mtime when records have none."""
         return self.max_timestamp if self.max_timestamp >= 0 else self.mtime_ms
-
-
-@dataclass
-class ProducerLast:
-    """What the producer state manager remembers of a producer, as far as the cleaner cares."""
-
-    epoch: int
-    last_data_offset: int = -1  # last offset of its last data batch in the current epoch, -1 if none
-    last_sequence: int = -1  # last sequence of that batch (what Kafka 2.1 compares)
-    last_timestamp: int = NO_TIMESTAMP
-    ongoing_txn_first_offset: int = -1
 
 
 def _mtime_ms(path: Path) -> int:
@@ -122,7 +110,7 @@ class PartitionLog:
             )
         if not self.segments:
             raise CompactInputError(f"{self.dir}: no segments (no <offset>.log files)")
-        self.producers: dict[int, ProducerLast] = {}
+        self.producer_states = ProducerStates()
         self._txn_index: dict[int, list[AbortedTxn]] = {}
         self._load(progress)
         self.log_end_offset = self.segments[-1].next_offset
@@ -178,7 +166,7 @@ class PartitionLog:
                             txn_data.discard(b.producer_id)
                         elif not b.is_control and b.is_transactional:
                             txn_data.add(b.producer_id)
-                        self._track_producer(b, ctype)
+                        self.producer_states.update(b, ctype)
                 if scan.error is not None or scan.trailing_bytes:
                     why = str(scan.error) if scan.error else f"{scan.trailing_bytes} bytes of a partial batch"
                     raise CorruptRecordError(
@@ -199,30 +187,10 @@ class PartitionLog:
                     "run `kafkatool recover` to rebuild the .txnindex files first"
                 )
 
-    def _track_producer(self, b: Batch, ctype: int | None) -> None:
-        """ProducerStateManager's view: a new epoch forgets the old batches; markers end transactions."""
-        st = self.producers.get(b.producer_id)
-        if st is None:
-            st = self.producers[b.producer_id] = ProducerLast(b.producer_epoch)
-        if b.producer_epoch != st.epoch:
-            st.epoch = b.producer_epoch
-            st.last_data_offset = -1
-            st.last_sequence = -1
-        if b.is_control:
-            if ctype in (CONTROL_ABORT, CONTROL_COMMIT):
-                st.ongoing_txn_first_offset = -1
-        else:
-            st.last_data_offset = b.last_offset
-            st.last_sequence = b.last_sequence
-            if b.is_transactional and st.ongoing_txn_first_offset < 0:
-                st.ongoing_txn_first_offset = b.base_offset
-        st.last_timestamp = b.max_timestamp
-
     # -- offsets ------------------------------------------------------------------------------
     @property
     def first_unstable_offset(self) -> int | None:
-        firsts = [p.ongoing_txn_first_offset for p in self.producers.values() if p.ongoing_txn_first_offset >= 0]
-        return min(firsts) if firsts else None
+        return self.producer_states.first_unstable_offset
 
     @property
     def last_stable_offset(self) -> int:
@@ -251,11 +219,7 @@ class PartitionLog:
 
     def active_producers(self, now_ms: int, expiration_ms: int) -> dict[int, ProducerLast]:
         """Producers the broker still tracks: not expired, or inside a transaction."""
-        return {
-            pid: p
-            for pid, p in self.producers.items()
-            if p.ongoing_txn_first_offset >= 0 or now_ms - p.last_timestamp < expiration_ms
-        }
+        return self.producer_states.active(now_ms, expiration_ms)
 
     def _floor(self, offset: int) -> int | None:
         lo = None
