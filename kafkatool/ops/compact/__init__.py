@@ -30,9 +30,10 @@ mtime of the last segment it replaces, and `cleaner-offset-checkpoint` records w
 The units, one of Kafka's concepts each: `config` (topic settings), `manager` (the log as the cleaner sees
 it and its cleanable range: LogCleanerManager), `offsetmap` (SkimpyOffsetMap), `transactions`
 (CleanedTransactionMetadata), `cleaner` (Cleaner: the offset-map pass and the retention judgement),
-`decoded` (what the first pass decoded, reused by the second), `writer` (read chunks, segment groups, the
-`.cleaned` segment), `stats` (counts and results), `estimate` (a dry run over many partitions).  This
-module is the entry point: `compact_partition`.
+`keys` (records' offsets and keys decoded without their values), `decoded` (what the first pass
+decoded, reused by the second), `writer` (read chunks, segment groups, the `.cleaned` segment), `stats`
+(counts and results), `estimate` (a dry run over many partitions).  Each producer's last batch comes
+from `kafkatool.log.producer_state`.  This module is the entry point: `compact_partition`.
 """
 
 from __future__ import annotations
