@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's kafkatool, not whichever one is installed
 
 from kafkatool.log.codecs import CODEC_NAMES  # noqa: E402
-from kafkatool.log.records import Record  # noqa: E402
+from kafkatool.log.record import Record  # noqa: E402
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch  # noqa: E402
 
 MB = 1_000_000

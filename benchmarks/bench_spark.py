@@ -49,7 +49,8 @@ def prepare(name: str, size_mb: float) -> Path:
 
 
 def split_for(size: int, arg: str) -> int:
-    from kafkatool.spark.planning import DEFAULT_SPLIT_SIZE, parse_size
+    from kafkatool.sizes import parse_size
+    from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE
 
     if arg != "auto":
         return parse_size(arg)
@@ -59,8 +60,8 @@ def split_for(size: int, arg: str) -> int:
 def local_engine(path: Path, split: int, repeat: int) -> dict[str, Any]:
     """The single-process scanner, fastest of `repeat` runs: batch walk, record decode, full scan."""
     from kafkatool.ops.scan import ScanSettings, scan
-    from kafkatool.spark.planning import discover, plan_slices
-    from kafkatool.spark.reading import decode_records, read_slice
+    from kafkatool.slices.planning import discover, plan_slices
+    from kafkatool.slices.reading import decode_records, read_slice
 
     def walk() -> int:
         return sum(1 for s in slices for _ in read_slice(s))

@@ -6,7 +6,7 @@ warm 1 GiB segment.  For each batch size asked for, one segment of --size-mb MiB
 (only its offsets, timestamps and CRC change per batch), indexed as the broker would, and read once
 to warm the page cache.  Then, best of --repeat:
 
-  walk     library: scan_segment_file (CRC of every batch + index rebuild), in this process
+  walk     library: walk_segment_file (CRC of every batch + index rebuild), in this process
   crc      library: records.verify_crcs (CRC of every batch, nothing else), for reference
   verify   `kafkatool index verify DIR` (walk + every index entry checked), a subprocess
   recover  `kafkatool recover LOGDIR --full` (walk + rebuilt indexes compared), a subprocess
@@ -32,9 +32,10 @@ from pathlib import Path
 
 from kafkatool.log import crc as _crc
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
-from kafkatool.log.records import Record, verify_crcs
+from kafkatool.log.record import Record
+from kafkatool.log.records import verify_crcs
+from kafkatool.log.segment import walk_segment_file
 from kafkatool.log.writer import encode_v2_batch
-from kafkatool.ops.indexcheck import scan_segment_file
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "verify"
 TARGET_GBPS = 1.0
@@ -73,7 +74,7 @@ def generate(path: Path, size: int, batch_kb: float) -> tuple[int, int]:
                 f.write(b"".join(chunk))
                 chunk.clear()
         f.write(b"".join(chunk))
-    scan = scan_segment_file(path, 0)
+    scan = walk_segment_file(path, 0)
     path.with_name(segment_name(0, INDEX_SUFFIX)).write_bytes(scan.offset_index_bytes())
     path.with_name(segment_name(0, TIME_INDEX_SUFFIX)).write_bytes(scan.time_index_bytes())
     return path.stat().st_size, n
@@ -121,12 +122,12 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(logs, ignore_errors=True)
             size, n = generate(log, args.size_mb * MIB, kb)
         else:
-            size, n = log.stat().st_size, scan_segment_file(log, 0).batches
+            size, n = log.stat().st_size, walk_segment_file(log, 0).batches
         warm(log)
         batch_bytes = size // n
 
         def walk(log: Path = log) -> None:
-            s = scan_segment_file(log, 0)
+            s = walk_segment_file(log, 0)
             assert s.clean
 
         def crc_only(log: Path = log) -> None:

@@ -37,7 +37,8 @@ import crc32c
 
 from kafkatool.log.codecs import Codec, compress
 from kafkatool.log.files import LOG_SUFFIX, segment_name
-from kafkatool.log.records import V2_HEADER_SIZE, Record, read_batch_header
+from kafkatool.log.record import V2_HEADER_SIZE, Record
+from kafkatool.log.records import read_batch_header
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafkatool.cli.docgen import generated_files  # noqa: E402
+from docgen import generated_files  # noqa: E402  (beside this script)
 
 
 def main() -> int:

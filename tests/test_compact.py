@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from kafkatool.log.codecs import Codec
 from kafkatool.log.files import MappedFile, list_segments, segment_name
 from kafkatool.log.index import AbortedTxn, encode_txn_index
-from kafkatool.log.records import BatchScan, Record, iter_batches
+from kafkatool.log.record import Record
+from kafkatool.log.records import BatchScan, iter_batches
 from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact import (
     CompactConfig,
@@ -31,8 +32,8 @@ from kafkatool.ops.compact import (
     compact_partition,
     parse_config,
 )
+from kafkatool.ops.compact.offsetmap import OffsetMap, OffsetMapFullError, digests
 from kafkatool.ops.dumplog import DumpOptions, dump_files
-from kafkatool.ops.offsetmap import OffsetMap, OffsetMapFullError, digests
 
 NOW = 1_800_000_000_000
 REPO = Path(__file__).resolve().parents[1]

@@ -57,7 +57,7 @@ def test_offsets_going_backwards_are_judged_by_key(tmp_path):
     built = build_log(d, segs)
     # append a batch reusing offsets 0..1 to the first segment: keys a (again) and c
     from kafkatool.log.files import list_segments
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import encode_v2_batch
 
     first = list_segments(d)[0]
@@ -73,7 +73,7 @@ def test_offsets_going_backwards_are_judged_by_key(tmp_path):
 
 def test_a_first_clean_decodes_each_batch_once(tmp_path, monkeypatch):
     """Batches the offset-map pass decoded are judged from what it noted, not decoded again."""
-    import kafkatool.ops.compact as compact
+    import kafkatool.ops.compact.cleaner as compact
 
     decoded: list[int] = []
     real = compact.decode_key_columns

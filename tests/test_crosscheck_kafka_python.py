@@ -28,7 +28,8 @@ from kafka.record.legacy_records import LegacyRecordBatch, LegacyRecordBatchBuil
 from kafka.record.memory_records import MemoryRecords  # noqa: E402
 
 from kafkatool.log.codecs import Codec, _xxh32  # noqa: E402
-from kafkatool.log.records import TS_CREATE, TS_LOG_APPEND, BatchScan, Record, read_batch_header  # noqa: E402
+from kafkatool.log.record import TS_CREATE, TS_LOG_APPEND, Record  # noqa: E402
+from kafkatool.log.records import BatchScan, read_batch_header  # noqa: E402
 from kafkatool.log.writer import encode_control_record, encode_legacy_batch, encode_v2_batch  # noqa: E402
 from tests.test_records_roundtrip import batches  # noqa: E402
 

@@ -65,7 +65,7 @@ def test_json_array_is_one_document_with_batches_and_records(tmp_path: Path) -> 
 
 
 def test_binary_values_are_base64_in_json(tmp_path: Path) -> None:
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import encode_v2_batch
 
     seg = tmp_path / "00000000000000000000.log"
@@ -79,7 +79,7 @@ def test_binary_values_are_base64_in_json(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("decoder,expect", [("hex", b"key: 6b2d31"), ("base64", b"key: ay0x"), ("string", b"key: k-1")])
 def test_key_decoders(tmp_path: Path, decoder: str, expect: bytes) -> None:
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import encode_v2_batch
 
     seg = tmp_path / "00000000000000000000.log"

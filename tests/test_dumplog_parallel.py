@@ -33,7 +33,7 @@ def test_workers_write_what_one_process_writes(tmp_path: Path, small_chunks: Non
 
 
 def test_gaps_across_chunk_boundaries_are_reported_like_one_process(tmp_path: Path, small_chunks: None) -> None:
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import encode_v2_batch
 
     # a compacted-looking log: every third offset is gone, inside batches and between them

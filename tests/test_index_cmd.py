@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -18,24 +19,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.files import SegmentFiles, list_segments
 from kafkatool.log.index import OffsetIndex
 from kafkatool.log.indexer import IndexBuilder
-from kafkatool.log.records import Record, read_batch_header
-from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_v2_batch
-from kafkatool.ops.indexcheck import (
+from kafkatool.log.producer_state import TxnIndexState, open_transactions_at
+from kafkatool.log.record import Record
+from kafkatool.log.records import read_batch_header
+from kafkatool.log.segment import (
     STOP_CORRUPT,
     STOP_END,
     STOP_INVALID_OFFSET,
     STOP_OVERFLOW,
     STOP_PARTIAL,
-    TxnIndexState,
+    walk_segment,
+    walk_segment_file,
+)
+from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_v2_batch
+from kafkatool.ops.indexcheck import (
     dump_index_files,
-    open_transactions_at,
     rebuild_target,
     resolve_targets,
-    scan_segment,
-    scan_segment_file,
     verify_segment,
     verify_targets,
 )
@@ -138,7 +142,7 @@ EXPECTED_STOPS = {
 def test_scan_stops_where_the_broker_truncated(kafka_logs: Path, name: str) -> None:
     base, stop, valid, nxt, msg = EXPECTED_STOPS[name]
     seg = SegmentFiles(kafka_logs / "corrupt" / name, base)
-    scan = scan_segment_file(seg.log, base)
+    scan = walk_segment_file(seg.log, base)
     assert (scan.stop, scan.valid_bytes, scan.next_offset) == (stop, valid, nxt)
     if msg:
         assert scan.error is not None and scan.error.startswith(msg)  # the broker's own log line
@@ -154,7 +158,7 @@ def test_scan_of_every_undamaged_segment_is_clean(kafka_logs: Path) -> None:
     for tree in BROKER_TREES:
         for t in resolve_targets([kafka_logs / tree]):
             for seg in t.segments:
-                scan = scan_segment_file(seg.log, seg.base_offset)
+                scan = walk_segment_file(seg.log, seg.base_offset)
                 assert scan.stop == STOP_END, (seg.log, scan.error)
                 n += 1
     assert n > 150
@@ -170,7 +174,7 @@ def test_recovery_rule_reproduces_live_broker_indexes(kafka_logs: Path) -> None:
                 idx = seg.index.read_bytes()
                 if len(idx) < 16:
                     continue
-                scan = scan_segment_file(seg.log, seg.base_offset, 256)
+                scan = walk_segment_file(seg.log, seg.base_offset, 256)
                 if scan.offset_index_bytes() == idx and scan.time_index_bytes() == seg.timeindex.read_bytes():
                     matched.append(f"{tree}/{seg.dir.name}/{seg.base_offset}")
     assert len(matched) >= 10, matched
@@ -183,12 +187,12 @@ def _batch(offset: int, n: int = 3, ts: int = 1_000, ple: int = 0, **kw: object)
 
 def test_scan_offset_overflow_and_backwards_offsets() -> None:
     buf = _batch(0) + _batch(2**31 + 5)
-    scan = scan_segment(buf, 0)
+    scan = walk_segment(buf, 0)
     assert scan.stop == STOP_OVERFLOW and scan.valid_bytes == len(_batch(0))
     # offsets going back where an index entry lands: the broker's index throws, recovery empties the segment
     big = [_batch(o, n=40) for o in (0, 40, 80)]
     buf = big[0] + big[1] + big[2] + _batch(10, n=40)
-    scan = scan_segment(buf, 0, 100)
+    scan = walk_segment(buf, 0, 100)
     assert scan.stop == STOP_INVALID_OFFSET and scan.valid_bytes == 0 and scan.offset_entries == []
 
 
@@ -208,15 +212,15 @@ def test_scan_collects_leader_epochs_and_transactions() -> None:
         + _batch(6, ple=3, producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
         + abort
     )
-    scan = scan_segment(buf, 0, latest_epoch=0)
+    scan = walk_segment(buf, 0, latest_epoch=0)
     assert scan.epochs == [(1, 0), (3, 6)]
     assert scan.txn_events == [("start", 7, 6), ("abort", 7, 9)]
-    assert scan_segment(buf, 0, latest_epoch=5).epochs == []
+    assert walk_segment(buf, 0, latest_epoch=5).epochs == []
     # an empty control batch (what the cleaner keeps of a marker) completes nothing
     empty = encode_v2_batch(
         [], 10, last_offset=10, producer_id=7, producer_epoch=0, is_transactional=True, is_control=True
     )
-    assert scan_segment(buf + empty, 0).txn_events == [("start", 7, 6), ("abort", 7, 9)]
+    assert walk_segment(buf + empty, 0).txn_events == [("start", 7, 6), ("abort", 7, 9)]
 
 
 @st.composite
@@ -252,7 +256,7 @@ def test_recovery_indexes_equal_single_batch_appends(data: tuple[list[bytes], li
         live.on_append(b.last_offset, pos, mx, b.last_offset, len(data_))
         pos += len(data_)
     live.finish_on_close()
-    scan = scan_segment(b"".join(batches), base, interval)
+    scan = walk_segment(b"".join(batches), base, interval)
     assert scan.stop == STOP_END
     assert scan.offset_index_bytes() == live.offset_index_bytes()
     assert scan.time_index_bytes() == live.time_index_bytes()
@@ -272,9 +276,9 @@ def test_any_flipped_bit_stops_the_walk_at_its_batch(
         st.one_of(st.integers(start + 21, start + len(batches[i]) - 1), st.integers(start + 8, start + 11))
     )
     buf[pos] ^= 1 << d.draw(st.integers(0, 7))
-    base = scan_segment(b"".join(batches), 0).first_offset
+    base = walk_segment(b"".join(batches), 0).first_offset
     assert base is not None
-    scan = scan_segment(bytes(buf), base)
+    scan = walk_segment(bytes(buf), base)
     assert scan.stop in (STOP_CORRUPT, STOP_PARTIAL)
     assert scan.valid_bytes == start
 
@@ -447,7 +451,7 @@ def test_rebuild_txnindex_lso_across_segments(tmp_path: Path) -> None:
     ]
     segs = list_segments(d)
     assert open_transactions_at(d, segs, 7) == {1: 5, 2: 2}
-    scans = [scan_segment_file(s.log) for s in segs[1:]]
+    scans = [walk_segment_file(s.log) for s in segs[1:]]
     assert TxnIndexState(d, segs).entries(scans)[7][0].last_stable_offset == 5
 
 
@@ -502,3 +506,29 @@ def test_rebuild_refuses_while_the_log_dir_is_locked(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
     shutil.rmtree(tmp_path / "logs")
+
+
+# ---------------------------------------------------------------------------------------------
+# one frame parser: the walk reads frames with records.read_frame and speaks Kafka's messages
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [-1, 0, 13])
+def test_walk_and_reader_share_the_size_field_message(size: int) -> None:
+    data = struct.pack(">qi", 0, size) + bytes(64)
+    scan = walk_segment(data, 0, path="/logs/t-0/00000000000000000000.log")
+    # FileLogInputStream's text (Kafka names the file); the buffer reader says the same without it
+    kafka = f"Found record size {size} smaller than minimum record overhead (14)"
+    assert scan.stop == STOP_CORRUPT and scan.valid_bytes == 0
+    assert scan.error == f"{kafka} in file /logs/t-0/00000000000000000000.log."
+    with pytest.raises(CorruptRecordError) as exc:
+        read_batch_header(data, 0, len(data))
+    assert str(exc.value) == kafka
+
+
+def test_walk_reports_kafkas_ensure_valid_for_a_short_v2_batch() -> None:
+    data = struct.pack(">qiib", 0, 30, 0, 2) + bytes(40)
+    scan = walk_segment(data, 0)
+    assert scan.stop == STOP_CORRUPT
+    # DefaultRecordBatch.ensureValid's text (Kafka 3.3)
+    assert scan.error == "Record batch is corrupt (the size 42 is smaller than the minimum allowed overhead 61)"

@@ -24,7 +24,8 @@ from kafkatool.log.index import (
     encode_txn_index,
     read_txn_index,
 )
-from kafkatool.log.records import Record, iter_batches
+from kafkatool.log.record import Record
+from kafkatool.log.records import iter_batches
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

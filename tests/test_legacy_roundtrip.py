@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from kafkatool.log.codecs import Codec, decompress
 from kafkatool.log.errors import CorruptRecordError
-from kafkatool.log.records import TS_CREATE, TS_LOG_APPEND, TS_NONE, BatchScan, Record, iter_batches
+from kafkatool.log.record import TS_CREATE, TS_LOG_APPEND, TS_NONE, Record
+from kafkatool.log.records import BatchScan, iter_batches
 from kafkatool.log.writer import encode_legacy_batch, encode_legacy_message
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

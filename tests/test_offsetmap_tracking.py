@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkatool.ops.offsetmap import OffsetMap, digests
+from kafkatool.ops.compact.offsetmap import OffsetMap, digests
 
 
 @settings(max_examples=80, deadline=None)

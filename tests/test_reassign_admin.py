@@ -12,8 +12,8 @@ from kafka.protocol.admin import AlterPartitionReassignmentsRequest, Incremental
 
 from kafkatool.cluster.admin import BrokerTooOldError
 from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
-from kafkatool.cluster.backend import open_cluster
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
+from kafkatool.cluster.open import open_cluster
 from kafkatool.jvm.random import JavaRandom
 from kafkatool.release import Release
 from tests.support import kwire

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool.cluster.backend import ReassignmentInProgressError, UnknownTopicsError, open_cluster
+from kafkatool.cluster.backend import ReassignmentInProgressError, UnknownTopicsError
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition
+from kafkatool.cluster.open import open_cluster
 from tests.support.cli import run_kafkatool
 from tests.support.zk_cluster import ZkKafka
 

@@ -18,15 +18,11 @@ from hypothesis import strategies as st
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.crc import crc32c
-from kafkatool.log.records import (
-    BatchScan,
-    Record,
-    batch_key_columns,
-    decode_key_columns,
-    decode_v2_keys,
-    decode_v2_records,
-)
+from kafkatool.log.default_records import decode_v2_records
+from kafkatool.log.record import Record
+from kafkatool.log.records import BatchScan
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
+from kafkatool.ops.compact.keys import batch_key_columns, decode_key_columns, decode_v2_keys
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -141,7 +137,7 @@ def test_an_empty_list_and_legacy_only_batches():
 
 def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
     """Undamaged v2 batches without headers never go through the one-by-one decoder."""
-    import kafkatool.log.records as records
+    import kafkatool.ops.compact.keys as records
 
     def one_by_one(*_args):
         raise AssertionError("fell back to the one-by-one decoder")

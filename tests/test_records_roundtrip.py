@@ -15,17 +15,8 @@ from hypothesis import strategies as st
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.errors import CorruptRecordError
-from kafkatool.log.records import (
-    INT32_MAX,
-    NO_SEQUENCE,
-    TS_CREATE,
-    TS_LOG_APPEND,
-    BatchScan,
-    Record,
-    increment_sequence,
-    iter_batches,
-    read_batch_header,
-)
+from kafkatool.log.record import INT32_MAX, NO_SEQUENCE, TS_CREATE, TS_LOG_APPEND, Record, increment_sequence
+from kafkatool.log.records import BatchScan, iter_batches, read_batch_header
 from kafkatool.log.writer import encode_control_record, encode_v2_batch
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

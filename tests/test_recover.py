@@ -341,7 +341,7 @@ def test_recover_resolves_interrupted_swaps_and_orphans(tmp_path: Path) -> None:
 
 def test_recover_offset_overflow_leaves_the_partition_alone(tmp_path: Path) -> None:
     logs, d = _log_dir(tmp_path, segments=(3,))
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import encode_v2_batch
 
     with open(d / "00000000000000000000.log", "ab") as f:

@@ -14,18 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkatool.ops.scan import ScanSettings, iter_scan, payload_bytes, scan
-from kafkatool.spark import storage
-from kafkatool.spark.planning import (
+from kafkatool.slices import storage
+from kafkatool.slices.planning import (
     MIB,
     ScanFilter,
     ScanInputError,
     discover,
     effective_split_size,
     pack_slices,
-    parse_size,
     plan_slices,
 )
-from kafkatool.spark.reading import CorruptSegmentError, read_slice
+from kafkatool.slices.reading import CorruptSegmentError, read_slice
 from tests.support.spark import read_directly, write_log_dir
 
 FIXTURE_DIRS = ("kafka-2.1.1", "kafka-0.10.2.1", "kafka-3.3.1-kraft", "github-iechenyb+data",
@@ -237,17 +236,12 @@ def test_file_uri_reads_through_pyarrow(logs: Path) -> None:
 
 
 def test_sizes_and_packing() -> None:
-    assert parse_size("128MiB") == parse_size("128m") == parse_size("134217728") == 128 * MIB
-    assert parse_size("1g") == 1024 * MIB and parse_size("512KB") == 512 * 1024
-    for bad in ("", "12 parsecs", "0", "-5m"):
-        with pytest.raises(ScanInputError):
-            parse_size(bad)
     assert effective_split_size([2000 * MIB], 128 * MIB, 8) == 128 * MIB
     assert effective_split_size([1000 * MIB], 128 * MIB, 16) == -(-1004 * MIB // 16)
     assert effective_split_size([1000 * MIB], 128 * MIB, None) == 128 * MIB
     assert effective_split_size([10 * MIB], 128 * MIB, 2) == 7 * MIB
     assert effective_split_size([1000] * 10, 128 * MIB, 100) == 4 * MIB  # never below the open cost
-    from kafkatool.spark.planning import Slice
+    from kafkatool.slices.planning import Slice
 
     slices = [Slice("t", 0, f"/x/{i:020d}.log", i, 0, size) for i, size in enumerate([100 * MIB, 3, 5, 60 * MIB, 70 * MIB])]
     groups = pack_slices(slices, 128 * MIB)
@@ -260,9 +254,9 @@ def test_headers_only_skips_the_bytes_of_big_batches(tmp_path: Path) -> None:
     import random
 
     from kafkatool.log.codecs import Codec
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import SegmentWriter, encode_v2_batch
-    from kafkatool.spark import reading
+    from kafkatool.slices import reading
 
     rng = random.Random(3)
     writer = SegmentWriter(tmp_path / "big-0", 0, index_interval=4096)

@@ -21,7 +21,7 @@ from kafkatool.log.checkpoint import (
     write_offset_checkpoint,
 )
 from kafkatool.log.errors import CheckpointError, CorruptSnapshotError
-from kafkatool.log.records import INT32_MAX, increment_sequence
+from kafkatool.log.record import INT32_MAX, increment_sequence
 from kafkatool.log.snapshot import (
     ENTRY_SIZE,
     ProducerSnapshotEntry,

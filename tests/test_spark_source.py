@@ -32,7 +32,7 @@ def _options(split: int = BIG, **kw: object):  # type: ignore[no-untyped-def]
 
 
 def test_record_rows_are_the_decoded_records(spark, logs: Path) -> None:  # noqa: F811
-    from kafkatool.spark.planning import discover, plan_slices
+    from kafkatool.slices.planning import discover, plan_slices
     from kafkatool.spark.queries import load
 
     segments = discover([str(logs)])
@@ -123,8 +123,8 @@ def test_pushdown_bounds() -> None:
     pytest.importorskip("pyspark")
     from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThan, StringStartsWith
 
+    from kafkatool.slices.planning import ScanFilter
     from kafkatool.spark.datasource import KafkaLogFilteringReader, ReadOptions
-    from kafkatool.spark.planning import ScanFilter
 
     reader = KafkaLogFilteringReader(ReadOptions(paths=("/x",)), None)  # type: ignore[arg-type]
     filters = [GreaterThan(("offset",), 9), LessThan(("last_offset",), 100), In(("topic",), ("a", "b")),
@@ -142,8 +142,8 @@ def test_pushdown_bounds() -> None:
 
 def test_options_are_checked() -> None:
     pytest.importorskip("pyspark")
+    from kafkatool.slices.planning import ScanInputError
     from kafkatool.spark.datasource import ReadOptions
-    from kafkatool.spark.planning import ScanInputError
 
     opts = ReadOptions.parse({"paths": '["/a", "/b"]', "level": "BATCH", "splitSize": "64m", "topics": "x, y",
                               "minPartitions": "4", "onCorrupt": "skip", "verifyCrc": "true"})

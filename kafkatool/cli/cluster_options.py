@@ -86,7 +86,7 @@ def cluster_from_options(
 ) -> Iterator[Cluster]:
     """An open cluster for the shared options, closed afterwards; errors become CliErrors."""
     from kafkatool.cli.profiles import with_profile
-    from kafkatool.cluster.backend import open_cluster
+    from kafkatool.cluster.open import open_cluster
 
     zookeeper, bootstrap_server, command_config = with_profile(zookeeper, bootstrap_server, command_config)
     with cluster_errors(thing):

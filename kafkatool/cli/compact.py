@@ -57,24 +57,14 @@ Examples:
       --config delete.retention.ms=1000
 """
 
-_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
-          "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
-
-
 def parse_size(text: str, option: str) -> int:
-    """A byte count with an optional binary unit (128MiB, 1g, 524288)."""
-    t = text.strip().lower().replace("_", "")
-    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = t[len(num):]
-    if not num or unit not in _UNITS:
-        raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB")
+    """A byte count (`kafkatool.sizes`: 134217728, 128MiB, 1g) given to option."""
+    from kafkatool.sizes import SizeError, parse_size
+
     try:
-        value = int(float(num) * _UNITS[unit])
-    except (ValueError, OverflowError):  # not a number, NaN, or infinite
-        raise CliError(f"{option} {text!r}: expected a byte count such as 134217728 or 128MiB") from None
-    if value <= 0:
-        raise CliError(f"{option} {text!r}: must be positive")
-    return value
+        return parse_size(text)
+    except SizeError as exc:
+        raise CliError(f"{option}: {exc}") from None
 
 
 def _check_buffer_fits(size: int) -> None:
@@ -216,7 +206,7 @@ def _compact(paths: list[Path], cfg: Any, now: int | None, dry_run: bool, fmt: s
     from kafkatool.cli.render import render_json, render_rows
     from kafkatool.log.errors import CheckpointError, LogFormatError
     from kafkatool.ops.compact import CompactInputError, compact_partition
-    from kafkatool.ops.offsetmap import OffsetMap
+    from kafkatool.ops.compact.offsetmap import OffsetMap
     from kafkatool.ops.safety import LogDirLockedError
 
     omap = OffsetMap(cfg.dedupe_buffer_size, cfg.dedupe_buffer_load_factor)
@@ -274,7 +264,13 @@ def _estimate(paths: list[Path], cfg: Any, now: int | None, fmt: str, quiet: boo
     from kafkatool.cli.progress import progress
     from kafkatool.cli.render import render_rows
     from kafkatool.ops.compact import CompactInputError
-    from kafkatool.ops.estimate import ESTIMATE_COLUMNS, error_row, estimate, estimate_row, partition_dirs
+    from kafkatool.ops.compact.estimate import (
+        ESTIMATE_COLUMNS,
+        error_row,
+        estimate,
+        estimate_row,
+        partition_dirs,
+    )
 
     try:
         dirs = list(partition_dirs(paths))

@@ -104,7 +104,7 @@ def present(query: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
         ]
         return out, ["topic", "minute", "minute_ms", "records", "payload_bytes"]
     if query == "summary":
-        from kafkatool.ops.scan import SUMMARY_COLUMNS
+        from kafkatool.slices.rows import SUMMARY_COLUMNS
 
         return rows, list(SUMMARY_COLUMNS)
     return [_text(r) for r in rows], None
@@ -135,10 +135,12 @@ def spark_scan(
     executor_timeout: float = typer.Option(120.0, "--executor-timeout", help="Seconds to wait for executors on a cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    from kafkatool.ops.scan import KEYS_ORDER, ScanSettings
-    from kafkatool.spark.planning import ScanFilter, ScanInputError, discover, parse_size
-    from kafkatool.spark.reading import ON_CORRUPT
-    from kafkatool.spark.storage import StorageError
+    from kafkatool.ops.scan import ScanSettings
+    from kafkatool.sizes import SizeError, parse_size
+    from kafkatool.slices.planning import ScanFilter, ScanInputError, discover
+    from kafkatool.slices.reading import ON_CORRUPT
+    from kafkatool.slices.rows import KEYS_ORDER
+    from kafkatool.slices.storage import StorageError
 
     if sql is not None:
         query = "sql"
@@ -165,6 +167,9 @@ def spark_scan(
     wanted = tuple(dict.fromkeys(t.strip() for item in topics or [] for t in item.split(",") if t.strip()))
     try:
         split = parse_size(split_size)
+    except SizeError as exc:
+        raise CliError(f"--split-size: {exc}") from None
+    try:
         segments = discover(paths)  # fails fast, before Spark starts, on a missing path or a typo
     except ScanInputError as exc:
         raise CliError(str(exc)) from None
@@ -196,7 +201,7 @@ def spark_scan(
 
 def _run_local(paths: list[str], query: str, settings: Any, top: int, by: str, quiet: bool) -> list[dict[str, Any]]:
     from kafkatool.ops.scan import planned_bytes, scan
-    from kafkatool.spark.reading import CorruptSegmentError
+    from kafkatool.slices.reading import CorruptSegmentError
 
     try:
         total = planned_bytes(paths, settings) if not quiet and sys.stderr.isatty() else None
@@ -294,7 +299,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _refuse_existing(output: str) -> None:
-    from kafkatool.spark import storage
+    from kafkatool.slices import storage
 
     try:
         storage.stat(storage.normalize(output))

@@ -1,20 +1,18 @@
 """One cluster interface for the reassign and elect tools, over ZooKeeper or the Admin API.
 
-`open_cluster(zookeeper=…)` reads and writes the znodes of Kafka 0.8–2.x (kazoo);
-`open_cluster(bootstrap_server=…)` talks to brokers through kafka-python's `KafkaAdminClient`.
-Everything above this module (planners, verifiers, printers) sees only `Cluster` and the values in
-`kafkatool.cluster.model`.  Every call is bounded by the timeout given to `open_cluster`.
+Two implementations: `zk.ZkCluster` reads and writes the znodes of Kafka 0.8–2.x (kazoo),
+`admin.AdminCluster` talks to brokers through kafka-python's `KafkaAdminClient`; `open.open_cluster`
+picks one.  Everything above this module (planners, verifiers, printers) sees only `Cluster` and the
+values in `kafkatool.cluster.model`.  Every call is bounded by the timeout given to `open_cluster`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Iterable
 
 from kafkatool import release
-from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, ClusterInputError
+from kafkatool.cluster.connect import ClusterError, ClusterInputError
 from kafkatool.cluster.model import (
     Assignment,
     Broker,
@@ -35,8 +33,6 @@ __all__ = [
     "UnknownTopicsError",
     "ReassignmentInProgressError",
     "ElectionInProgressError",
-    "open_cluster",
-    "cluster_session",
 ]
 
 
@@ -147,41 +143,3 @@ class Cluster(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def open_cluster(
-    zookeeper: str | None = None,
-    bootstrap_server: str | None = None,
-    command_config: str | Path | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> Cluster:
-    """Connect with exactly one of `zookeeper` or `bootstrap_server`."""
-    if bool(zookeeper) == bool(bootstrap_server):
-        raise ClusterInputError("give exactly one of --zookeeper or --bootstrap-server")
-    if timeout <= 0:
-        raise ClusterInputError("--timeout must be positive")
-    if zookeeper:
-        if command_config:
-            raise ClusterInputError("--command-config applies to --bootstrap-server only")
-        from kafkatool.cluster.zk import ZkCluster
-
-        return ZkCluster.connect(zookeeper, timeout)
-    from kafkatool.cluster.admin import AdminCluster
-
-    cluster = AdminCluster.connect(bootstrap_server or "", command_config, timeout)
-    cluster.broker_release = cluster.negotiated_release()
-    return cluster
-
-
-@contextmanager
-def cluster_session(
-    zookeeper: str | None = None,
-    bootstrap_server: str | None = None,
-    command_config: str | Path | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> Iterator[Cluster]:
-    cluster = open_cluster(zookeeper, bootstrap_server, command_config, timeout)
-    try:
-        yield cluster
-    finally:
-        cluster.close()

@@ -354,7 +354,8 @@ _FETCH_RESPONSE_MAX = 50 * 1024 * 1024  # Kafka's default fetch.max.bytes
 def _stamp_from(target: int, p: Any) -> tuple[RecordStamp, int]:
     """(stamp, bytes to ask for next round or 0) from one partition of a Fetch response."""
     from kafkatool.log.errors import LogFormatError
-    from kafkatool.log.records import TIMESTAMP_TYPE_NAMES, read_batch_header
+    from kafkatool.log.record import TIMESTAMP_TYPE_NAMES
+    from kafkatool.log.records import read_batch_header
 
     if p.error_code == _ERR_OFFSET_OUT_OF_RANGE:
         return RecordStamp(None, None, error="offset out of range (deleted by retention?)"), 0
@@ -393,7 +394,7 @@ def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int
     import struct
 
     from kafkatool.log.errors import LogFormatError
-    from kafkatool.log.records import ATTR_CONTROL, ATTR_LOG_APPEND_TIME
+    from kafkatool.log.record import ATTR_CONTROL, ATTR_LOG_APPEND_TIME
     from kafkatool.log.varint import read_varint
 
     if len(data) - pos < 17:

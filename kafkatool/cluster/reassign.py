@@ -95,7 +95,7 @@ class LogDirMoveTimeout(Exception):
 # -- JSON in Kafka's shapes -----------------------------------------------------------------------
 
 
-def compact(obj: Any) -> str:
+def compact_json(obj: Any) -> str:
     """Jackson's compact form, as Kafka's `Json.encodeAsString` prints."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
@@ -104,7 +104,7 @@ _PLAIN_TOPIC = re.compile(r"[A-Za-z0-9._-]*")
 
 
 def _json_string(s: str) -> str:
-    return f'"{s}"' if _PLAIN_TOPIC.fullmatch(s) else compact(s)
+    return f'"{s}"' if _PLAIN_TOPIC.fullmatch(s) else compact_json(s)
 
 
 def _partition_entries(assignment: Assignment, log_dirs: dict[TopicPartitionReplica, str] | None) -> list[str]:
@@ -114,7 +114,7 @@ def _partition_entries(assignment: Assignment, log_dirs: dict[TopicPartitionRepl
     for tp in sorted(assignment):
         reps = list(assignment[tp])
         if log_dirs:
-            dirs_json = compact([log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, r), ANY_LOG_DIR) for r in reps])
+            dirs_json = compact_json([log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, r), ANY_LOG_DIR) for r in reps])
         else:
             dirs_json = "[" + ",".join(['"any"'] * len(reps)) + "]"
         name = topic_json.get(tp.topic)
@@ -318,7 +318,7 @@ def plan_document(proposed: Assignment, meta: PlanMeta, log_dirs: dict[TopicPart
     ]
     return (
         '{"version":1,\n"partitions":[\n' + ",\n".join(_partition_entries(proposed, log_dirs)) + "\n],\n"
-        '"kafkatool":' + compact(extra)[:-1] + ',"current":[\n' + ",\n".join(current) + "\n]}}\n"
+        '"kafkatool":' + compact_json(extra)[:-1] + ',"current":[\n' + ",\n".join(current) + "\n]}}\n"
     )
 
 

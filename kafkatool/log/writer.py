@@ -16,7 +16,7 @@ from kafkatool.log import crc as _crc32c
 from kafkatool.log.codecs import Codec, compress
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_name
 from kafkatool.log.indexer import IndexBuilder
-from kafkatool.log.records import (
+from kafkatool.log.record import (
     ATTR_CONTROL,
     ATTR_DELETE_HORIZON,
     ATTR_LOG_APPEND_TIME,

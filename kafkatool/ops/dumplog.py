@@ -31,14 +31,8 @@ from kafkatool.log.errors import CorruptIndexError, CorruptRecordError, CorruptS
 from kafkatool.log.files import LEADER_EPOCH_CHECKPOINT, TOPIC_CHECKPOINTS, MappedFile
 from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
 from kafkatool.log.javatext import java_utf8_bytes
-from kafkatool.log.records import (
-    TIMESTAMP_TYPE_NAMES,
-    Batch,
-    BatchScan,
-    Record,
-    iter_batches,
-    read_batch_header,
-)
+from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
+from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops.safety import file_identity, identity_changed
 

@@ -27,7 +27,7 @@ from kafkatool.log.codecs import CODEC_NAMES, Codec
 from kafkatool.log.errors import CheckpointError
 from kafkatool.log.files import SNAPSHOT_SUFFIX, TXN_INDEX_SUFFIX, segment_name
 from kafkatool.log.index import AbortedTxn, encode_txn_index
-from kafkatool.log.records import NO_SEQUENCE, TS_LOG_APPEND, Record
+from kafkatool.log.record import NO_SEQUENCE, TS_LOG_APPEND, Record
 from kafkatool.log.snapshot import ProducerSnapshotEntry, encode_producer_snapshot
 from kafkatool.log.topics import topic_name_problem
 from kafkatool.log.writer import SegmentWriter, encode_control_record, encode_legacy_batch, encode_v2_batch

@@ -1,45 +1,31 @@
-"""Index files checked against their log, and rebuilt exactly as a broker's recovery writes them.
+"""`kafkatool index`: index files checked against their log, rebuilt as a broker's recovery writes them, dumped.
 
-`scan_segment` is the broker's `LogSegment.recover` walk, shared by `index verify`, `index rebuild`
-and `recover`: it validates every batch as recovery does (size fields, the outer CRC without
-decompressing, offsets within int32 of the segment's base), stops where the broker would truncate,
-and builds the `.index`/`.timeindex` contents with the recovery rule (`IndexBuilder.on_recover`,
-then the final time entry a recovered or closed segment gets).  It also collects what recovery feeds
-to the producer-state manager and the leader-epoch cache: transaction starts and end markers (for
-`.txnindex`) and leader-epoch changes.
-
-`.txnindex` entries depend on the transactions still open when a segment starts, so they are built
-per partition (`TxnIndexState`): from the newest valid producer snapshot at or before the first
-segment and a header-only walk of the log up to it, exactly as the broker rebuilds producer state.
+The recovery walk itself is `kafkatool.log.segment.walk_segment` (Kafka's `LogSegment.recover`) and the
+`.txnindex` contents come from `kafkatool.log.producer_state` (`ProducerStateManager`); this module
+applies them to targets (files, partition dirs, log dirs).
 
 Verification (`verify_segment`) is the broker's index sanity checks plus DumpLogSegments'
-cross-checks, made cheap: the scan records every batch's position, last offset and max timestamp in
+cross-checks, made cheap: the walk records every batch's position, last offset and max timestamp in
 compact arrays, so each index entry is checked with a binary search instead of a log read.
 """
 
 from __future__ import annotations
 
-import array
 import os
 import struct
-import zlib
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from kafkatool.log import crc as _crc32c
-from kafkatool.log.checkpoint import atomic_write, read_offset_checkpoint
-from kafkatool.log.errors import CheckpointError, CorruptIndexError, CorruptRecordError, CorruptSnapshotError
+from kafkatool.log.checkpoint import atomic_write
+from kafkatool.log.errors import CorruptIndexError
 from kafkatool.log.files import (
     INDEX_SUFFIX,
-    LOG_START_CHECKPOINT,
     LOG_SUFFIX,
-    SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
-    MappedFile,
     SegmentFiles,
     list_partition_dirs,
     list_segments,
@@ -49,523 +35,25 @@ from kafkatool.log.files import (
 from kafkatool.log.index import (
     DEFAULT_INDEX_INTERVAL,
     TXN_ENTRY_SIZE,
-    AbortedTxn,
     OffsetEntry,
     OffsetIndex,
     TimeEntry,
     TimeIndex,
-    encode_txn_index,
     read_txn_index,
 )
-from kafkatool.log.indexer import IndexBuilder, IndexOffsetError
-from kafkatool.log.records import BatchScan, read_batch_header
-from kafkatool.log.snapshot import read_producer_snapshot
+from kafkatool.log.producer_state import TxnIndexState
+from kafkatool.log.segment import (
+    STOP_END,
+    STOP_INVALID_OFFSET,
+    STOP_OVERFLOW,
+    STOP_PARTIAL,
+    IndexChange,
+    SegmentWalk,
+    index_changes,
+    rebuilt_files,
+    walk_segment_file,
+)
 from kafkatool.ops.safety import crash_point
-
-INT32_MAX = 2**31 - 1
-LOG_OVERHEAD = 12
-HEADER_SIZE_UP_TO_MAGIC = 17
-V0_OVERHEAD = 14
-V1_OVERHEAD = 22
-V2_HEADER_SIZE = 61
-ATTR_TRANSACTIONAL = 0x10
-ATTR_CONTROL = 0x20
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-RELEASE_STEP = 32 * 1024 * 1024
-
-# Why a walk stopped (SegmentScan.stop).
-STOP_END = "end"  # every byte belongs to a valid batch
-STOP_PARTIAL = "partial"  # the last batch (or its header) runs past the end of the file
-STOP_CORRUPT = "corrupt"  # Kafka's CorruptRecordException: a size field or a CRC is wrong
-STOP_OVERFLOW = "offset_overflow"  # an offset not within int32 of the base: the broker splits the segment
-STOP_INVALID_OFFSET = "invalid_offset"  # offsets go back where an index entry lands: the broker empties it
-
-TXN_START = "start"
-TXN_ABORT = "abort"
-TXN_COMMIT = "commit"
-
-_LOG_ENTRY = struct.Struct(">qi")
-_V2_REST = struct.Struct(
-    ">ibIhiqqqhii"
-)  # from byte 12: ple magic crc attrs lastDelta baseTs maxTs pid epoch seq count
-_V2_FULL = struct.Struct(">qiibIhi8xqq10x")  # the 61-byte v2 header, the fields recovery reads
-_U32 = struct.Struct(">I")
-_I64 = struct.Struct(">q")
-_CONTROL_KEY = struct.Struct(">hh")
-_OFFSET_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
-
-
-# ---------------------------------------------------------------------------------------------
-# the recovery walk
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SegmentScan:
-    """What LogSegment.recover finds in one segment's log, and the indexes it would write."""
-
-    base_offset: int
-    size: int
-    index_interval: int = DEFAULT_INDEX_INTERVAL
-    valid_bytes: int = 0
-    batches: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    stop: str = STOP_END
-    error: str | None = None  # Kafka's message for the batch that stopped the walk
-    error_position: int | None = None
-    offset_entries: list[tuple[int, int]] = field(default_factory=list)
-    time_entries: list[tuple[int, int]] = field(default_factory=list)
-    max_timestamp: int = -1
-    has_v2: bool = False
-    # (kind, producer id, offset): transaction starts (a superset: see TxnIndexState) and end markers
-    txn_events: list[tuple[str, int, int]] = field(default_factory=list)
-    # (epoch, start offset) the leader-epoch cache is assigned while recovering this segment
-    epochs: list[tuple[int, int]] = field(default_factory=list)
-    # per-batch arrays, filled when scan_segment(record_batches=True)
-    positions: array.array = field(default_factory=lambda: array.array("q"))
-    last_offsets: array.array = field(default_factory=lambda: array.array("q"))
-    max_timestamps: array.array = field(default_factory=lambda: array.array("q"))
-
-    @property
-    def truncated_bytes(self) -> int:
-        """Bytes recovery removes from the end of the file."""
-        return self.size - self.valid_bytes
-
-    @property
-    def next_offset(self) -> int:
-        """LogSegment.readNextOffset after recovery: last valid offset + 1, or the base when empty."""
-        return self.base_offset if self.last_offset is None else self.last_offset + 1
-
-    @property
-    def clean(self) -> bool:
-        return self.stop == STOP_END
-
-    def offset_index_bytes(self) -> bytes:
-        base = self.base_offset
-        pack = _OFFSET_ENTRY.pack
-        return b"".join([pack(o - base, p) for o, p in self.offset_entries])
-
-    def time_index_bytes(self) -> bytes:
-        base = self.base_offset
-        pack = _TIME_ENTRY.pack
-        return b"".join([pack(t, o - base) for t, o in self.time_entries])
-
-    @property
-    def aborts(self) -> list[tuple[int, int]]:
-        """(producer id, marker offset) of the ABORT markers in the valid part."""
-        return [(pid, off) for kind, pid, off in self.txn_events if kind == TXN_ABORT]
-
-
-def _control_type(buf: bytes, pos: int, end: int) -> int | None:
-    """ControlRecordType of a control batch's record (None for an empty, fully cleaned batch)."""
-    batch = read_batch_header(buf, pos, end)
-    if batch is None:
-        raise CorruptRecordError("control batch runs past the end of the file", pos)
-    if not batch.count:
-        return None  # an empty batch the cleaner kept: no marker to apply
-    records = batch.records()
-    if not records:
-        return None
-    key = records[0].key
-    if key is None or len(key) < 4:
-        raise CorruptRecordError(f"control record at offset {records[0].offset} has an invalid key", pos)
-    return _CONTROL_KEY.unpack_from(key, 0)[1]
-
-
-def scan_segment(
-    buf: bytes,
-    base_offset: int,
-    index_interval: int = DEFAULT_INDEX_INTERVAL,
-    *,
-    latest_epoch: int | None = None,
-    open_txns: set[int] | None = None,
-    record_batches: bool = False,
-    release: Callable[[int], None] | None = None,
-    path: str = "",
-) -> SegmentScan:
-    """Walk a segment's log as LogSegment.recover does and return what it found and would build.
-
-    `latest_epoch` is the leader-epoch cache's latest epoch before this segment (epochs above it are
-    assigned at their batch's base offset); `open_txns` carries the producers with a transaction
-    started in earlier scanned segments, so that only real starts are recorded.  `path` names the file
-    in Kafka's size-field message.
-    """
-    end = len(buf)
-    scan = SegmentScan(base_offset, end, index_interval)
-    builder = IndexBuilder(base_offset, index_interval)
-    on_recover = builder.on_recover
-    unpack_entry = _LOG_ENTRY.unpack_from
-    unpack_v2 = _V2_REST.unpack_from
-    unpack_full = _V2_FULL.unpack_from
-    crc32c = _crc32c.crc32c
-    crc32 = zlib.crc32
-    limit = base_offset + INT32_MAX
-    open_txns = set() if open_txns is None else open_txns
-    events = scan.txn_events
-    epochs = scan.epochs
-    if record_batches:
-        add_pos = scan.positions.append
-        add_last = scan.last_offsets.append
-        add_ts = scan.max_timestamps.append
-    next_release = RELEASE_STEP if release is not None else 1 << 62
-    pos = 0
-    first: int | None = None
-    last: int | None = None
-    count = 0
-    has_v2 = False
-    stop = STOP_END
-    error: str | None = None
-    with memoryview(buf) as mv:
-        try:
-            while True:
-                # Fast path: a whole v2 batch (one unpack for the header).  Anything else - legacy
-                # messages, short or cut batches, bad sizes - takes the careful path below, which
-                # follows FileLogInputStream.nextBatch and ensureValid step by step.
-                if pos + V2_HEADER_SIZE <= end:
-                    offset, size, ple, magic, crc, attrs, delta, max_ts, pid = unpack_full(buf, pos)
-                    fast = (
-                        magic == 2
-                        and size >= V2_HEADER_SIZE - LOG_OVERHEAD
-                        and pos + LOG_OVERHEAD + size <= end
-                    )
-                else:
-                    fast = False
-                if fast:
-                    bend = pos + LOG_OVERHEAD + size
-                    computed = crc32c(mv[pos + 21 : bend])
-                    if computed != crc:
-                        stop = STOP_CORRUPT
-                        error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
-                        break
-                    last_off = offset + delta
-                else:
-                    if pos + HEADER_SIZE_UP_TO_MAGIC >= end:
-                        if pos < end:
-                            stop = STOP_PARTIAL
-                        break
-                    offset, size = unpack_entry(buf, pos)
-                    if size < V0_OVERHEAD:
-                        stop = STOP_CORRUPT
-                        error = (
-                            f"Found record size {size} smaller than minimum record overhead ({V0_OVERHEAD}) "
-                            f"in file {path}."
-                        )
-                        break
-                    if pos > end - LOG_OVERHEAD - size:
-                        stop = STOP_PARTIAL
-                        break
-                    bend = pos + LOG_OVERHEAD + size
-                    magic = buf[pos + 16]
-                    if magic >= 2:
-                        if size + LOG_OVERHEAD < V2_HEADER_SIZE:
-                            stop = STOP_CORRUPT
-                            error = (
-                                f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is smaller than the "
-                                f"minimum allowed overhead {V2_HEADER_SIZE})"
-                            )
-                            break
-                        ple, _m, crc, attrs, delta, _bts, max_ts, pid, _pe, _bs, _n = unpack_v2(buf, pos + 12)
-                        computed = crc32c(mv[pos + 21 : bend])
-                        if computed != crc:
-                            stop = STOP_CORRUPT
-                            error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
-                            break
-                        last_off = offset + delta
-                    else:
-                        (crc,) = _U32.unpack_from(buf, pos + 12)
-                        computed = crc32(mv[pos + 16 : bend])
-                        if computed != crc:
-                            stop = STOP_CORRUPT
-                            error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
-                            break
-                        if magic == 1:
-                            if size < V1_OVERHEAD:
-                                stop = STOP_CORRUPT
-                                error = (
-                                    f"Record is corrupt (size {size} is below the v1 message overhead "
-                                    f"{V1_OVERHEAD})"
-                                )
-                                break
-                            (max_ts,) = _I64.unpack_from(buf, pos + 18)
-                        else:
-                            max_ts = -1
-                        last_off = offset
-                        ple = -1
-                        pid = -1
-                        attrs = 0
-                if last_off > limit or last_off < base_offset:
-                    stop = STOP_OVERFLOW
-                    error = (
-                        f"offset {last_off} of the batch at position {pos} cannot be stored relative to the "
-                        f"segment's base offset {base_offset} (the broker splits such a segment)"
-                    )
-                    break
-                on_recover(last_off, pos, max_ts)
-                if record_batches:
-                    add_pos(pos)
-                    add_last(last_off)
-                    add_ts(max_ts)
-                batch_pos = pos
-                pos = bend
-                count += 1
-                last = last_off
-                if magic >= 2:
-                    has_v2 = True
-                    if ple >= 0 and (latest_epoch is None or ple > latest_epoch):
-                        epochs.append((ple, offset))
-                        latest_epoch = ple
-                    if pid >= 0 and attrs & (ATTR_TRANSACTIONAL | ATTR_CONTROL):
-                        if attrs & ATTR_CONTROL:
-                            try:
-                                ctype = _control_type(buf, batch_pos, end)
-                            except CorruptRecordError as exc:
-                                # The broker has already counted this batch as valid bytes here.
-                                stop = STOP_CORRUPT
-                                error = f"invalid control batch at position {batch_pos}: {exc}"
-                                break
-                            if ctype in (CONTROL_ABORT, CONTROL_COMMIT):
-                                open_txns.discard(pid)
-                                events.append(
-                                    (TXN_ABORT if ctype == CONTROL_ABORT else TXN_COMMIT, pid, offset)
-                                )
-                        elif pid not in open_txns:
-                            open_txns.add(pid)
-                            events.append((TXN_START, pid, offset))
-                if pos >= next_release:
-                    release(pos)  # type: ignore[misc]
-                    next_release = pos + RELEASE_STEP
-        except IndexOffsetError as exc:
-            # LogSegment.recover throws; Log.recoverLog then truncates the segment to its base offset.
-            stop = STOP_INVALID_OFFSET
-            error = f"Found invalid offset during recovery: {exc}"
-            scan.error_position = pos
-            pos = 0
-            first = last = None
-            count = 0
-            builder = IndexBuilder(base_offset, index_interval)
-            events.clear()
-            epochs.clear()
-    if stop == STOP_INVALID_OFFSET:
-        pass
-    elif stop != STOP_END:
-        scan.error_position = pos
-    if count and first is None:
-        first = _LOG_ENTRY.unpack_from(buf, 0)[0]
-    scan.valid_bytes = pos
-    scan.batches = count
-    scan.first_offset = first
-    scan.last_offset = last
-    scan.stop = stop
-    scan.error = error
-    scan.has_v2 = has_v2
-    if stop != STOP_INVALID_OFFSET:
-        try:
-            builder.finish_on_close()
-        except IndexOffsetError as exc:
-            # The final maybeAppend of LogSegment.recover threw: same outcome as above.
-            scan.stop = STOP_INVALID_OFFSET
-            scan.error = f"Found invalid offset during recovery: {exc}"
-            scan.error_position = pos
-            scan.valid_bytes = 0
-            scan.batches = 0
-            scan.first_offset = scan.last_offset = None
-            builder = IndexBuilder(base_offset, index_interval)
-            events.clear()
-            epochs.clear()
-    scan.offset_entries = builder.offset_entries
-    scan.time_entries = builder.time_entries
-    scan.max_timestamp = builder.max_timestamp
-    if stop == STOP_PARTIAL and scan.error is None:
-        scan.error = f"{end - pos} bytes of an incomplete batch at the end of the file"
-    return scan
-
-
-def scan_segment_file(
-    path: Path,
-    base_offset: int | None = None,
-    index_interval: int = DEFAULT_INDEX_INTERVAL,
-    **kw: object,
-) -> SegmentScan:
-    """scan_segment on a `.log` file (memory-mapped; resident memory stays flat on big files)."""
-    if base_offset is None:
-        base_offset = offset_from_name(path.name)
-    with MappedFile(path) as mf:
-        return scan_segment(
-            mf.buf,
-            base_offset,
-            index_interval,
-            release=mf.release,
-            path=str(path.absolute()),
-            **kw,  # type: ignore[arg-type]
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# partition context: log start offset, producer snapshots, transactions open at a segment's start
-# ---------------------------------------------------------------------------------------------
-
-
-def read_checkpoint_offset(log_dir: Path, name: str, topic_partition: tuple[str, int]) -> int | None:
-    """A partition's entry in one of the log dir's offset checkpoints (None when absent or unreadable)."""
-    path = log_dir / name
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    try:
-        return read_offset_checkpoint(path).get(topic_partition)
-    except (CheckpointError, OSError, UnicodeDecodeError):
-        return None
-
-
-def partition_log_start(partition_dir: Path, segments: Sequence[SegmentFiles]) -> int:
-    """The broker's log start offset: the checkpoint's, but never below the first segment's base."""
-    first = segments[0].base_offset if segments else 0
-    tp = parse_partition_dir(partition_dir.name)
-    cp = read_checkpoint_offset(partition_dir.parent, LOG_START_CHECKPOINT, tp) if tp else None
-    return max(first, cp or 0)
-
-
-def snapshot_files(partition_dir: Path) -> list[tuple[int, Path]]:
-    """(offset, path) of the producer snapshots of a partition dir, in offset order."""
-    out = []
-    for entry in os.scandir(partition_dir):
-        name = entry.name
-        if name.endswith(SNAPSHOT_SUFFIX) and name[: -len(SNAPSHOT_SUFFIX)].isdigit():
-            out.append((int(name[: -len(SNAPSHOT_SUFFIX)]), Path(entry.path)))
-    out.sort()
-    return out
-
-
-class TxnIndexBuilder:
-    """The aborted-transaction index as ProducerStateManager feeds it during recovery.
-
-    `ongoing` maps a producer id to the first offset of its open transaction.  An ABORT marker gives
-    an entry whose last stable offset is the first offset of the earliest transaction still open
-    (after this one completes), or the marker's offset + 1 when none is.  A transactional batch starts
-    a transaction only when its producer has none open, so the superset of starts a scan records is
-    harmless; a marker without an open transaction completes one that starts at the marker.
-    """
-
-    def __init__(self, ongoing: dict[int, int] | None = None) -> None:
-        self.ongoing = dict(ongoing or {})
-
-    def apply(self, kind: str, producer_id: int, offset: int) -> AbortedTxn | None:
-        if kind == TXN_START:
-            self.ongoing.setdefault(producer_id, offset)
-            return None
-        first = self.ongoing.pop(producer_id, offset)
-        if kind != TXN_ABORT:
-            return None
-        lso = min(self.ongoing.values(), default=offset + 1)
-        return AbortedTxn(0, producer_id, first, offset, lso)
-
-
-def _txn_events_of(buf: bytes, start_offset: int, until_offset: int) -> Iterable[tuple[str, int, int]]:
-    """Transaction events of batches with base offsets in [start_offset, until_offset), headers only."""
-    scan = BatchScan(buf)
-    for b in scan:
-        if b.base_offset >= until_offset:
-            return
-        if b.magic < 2 or b.base_offset < start_offset or b.producer_id < 0:
-            continue
-        if b.is_control:
-            try:
-                ctype = _control_type(buf, b.position, len(buf))
-            except CorruptRecordError:
-                return
-            if ctype == CONTROL_ABORT:
-                yield TXN_ABORT, b.producer_id, b.base_offset
-            elif ctype == CONTROL_COMMIT:
-                yield TXN_COMMIT, b.producer_id, b.base_offset
-        elif b.is_transactional:
-            yield TXN_START, b.producer_id, b.base_offset
-
-
-def open_transactions_at(
-    partition_dir: Path, segments: Sequence[SegmentFiles], offset: int, log_start: int | None = None
-) -> dict[int, int]:
-    """Producers with a transaction open at `offset` (producer id -> first offset), as the broker finds
-    them: the newest valid snapshot in (log start, offset], then the log from there up to offset."""
-    if log_start is None:
-        log_start = partition_log_start(partition_dir, segments)
-    state = TxnIndexBuilder()
-    from_offset = log_start
-    for snap_offset, path in reversed(snapshot_files(partition_dir)):
-        if snap_offset > offset or snap_offset <= log_start:
-            continue
-        try:
-            entries = read_producer_snapshot(path.read_bytes())
-        except (CorruptSnapshotError, OSError):
-            continue  # the broker deletes it and tries the next older one
-        state.ongoing = {
-            e.producer_id: e.current_txn_first_offset
-            for e in entries
-            if e.current_txn_first_offset >= 0 and e.last_offset >= log_start
-        }
-        from_offset = snap_offset
-        break
-    for i, seg in enumerate(segments):
-        nxt = segments[i + 1].base_offset if i + 1 < len(segments) else None
-        if seg.base_offset >= offset:
-            break
-        if nxt is not None and nxt <= from_offset:
-            continue
-        if not seg.log.exists():
-            continue
-        with MappedFile(seg.log) as mf:
-            for ev in _txn_events_of(mf.buf, from_offset, offset):
-                state.apply(*ev)
-    return state.ongoing
-
-
-class TxnIndexState:
-    """Builds `.txnindex` contents for scanned segments of one partition, in offset order.
-
-    The open transactions at a run's first segment are read from snapshots and the log only when the
-    run holds an ABORT marker (otherwise every segment of the run has an empty index anyway).
-    """
-
-    def __init__(
-        self, partition_dir: Path, segments: Sequence[SegmentFiles], log_start: int | None = None
-    ) -> None:
-        self.partition_dir = partition_dir
-        self.segments = list(segments)
-        self.log_start = log_start
-        self._order = {s.base_offset: i for i, s in enumerate(self.segments)}
-
-    def entries(self, scans: Sequence[SegmentScan]) -> dict[int, list[AbortedTxn]]:
-        """Aborted-transaction entries per segment base offset for the given scans."""
-        out: dict[int, list[AbortedTxn]] = {s.base_offset: [] for s in scans}
-        ordered = sorted(scans, key=lambda s: s.base_offset)
-        runs: list[list[SegmentScan]] = []
-        for s in ordered:
-            i = self._order.get(s.base_offset)
-            prev = runs[-1][-1] if runs else None
-            if prev is not None and i is not None and self._order.get(prev.base_offset) == i - 1:
-                runs[-1].append(s)
-            else:
-                runs.append([s])
-        for run in runs:
-            if not any(kind == TXN_ABORT for s in run for kind, _p, _o in s.txn_events):
-                continue
-            start = run[0].base_offset
-            builder = TxnIndexBuilder(
-                open_transactions_at(self.partition_dir, self.segments, start, self.log_start)
-            )
-            for s in run:
-                for ev in s.txn_events:
-                    entry = builder.apply(*ev)
-                    if entry is not None:
-                        out[s.base_offset].append(entry)
-        return out
-
-
-# ---------------------------------------------------------------------------------------------
-# targets: files, partition dirs, log dirs
-# ---------------------------------------------------------------------------------------------
 
 SEGMENT_FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 
@@ -680,7 +168,7 @@ class FileCheck:
         }
 
 
-def _check_log(seg: SegmentFiles, scan: SegmentScan) -> FileCheck:
+def _check_log(seg: SegmentFiles, scan: SegmentWalk) -> FileCheck:
     fc = FileCheck(str(seg.log), "log", bytes=scan.size, entries=scan.batches)
     if scan.stop == STOP_END:
         return fc
@@ -723,7 +211,7 @@ def _sanity_findings(index: OffsetIndex | TimeIndex, fc: FileCheck) -> int:
     return used
 
 
-def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int, strict: bool) -> FileCheck:
+def _check_offset_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
     path = seg.index
     if not path.exists():
         fc = FileCheck(str(path), "index", exists=False)
@@ -811,7 +299,7 @@ def _check_offset_index(seg: SegmentFiles, scan: SegmentScan, index_interval: in
     return fc
 
 
-def _check_time_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int, strict: bool) -> FileCheck:
+def _check_time_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
     path = seg.timeindex
     if not path.exists():
         fc = FileCheck(str(path), "timeindex", exists=False)
@@ -897,7 +385,7 @@ def _check_time_index(seg: SegmentFiles, scan: SegmentScan, index_interval: int,
     return fc
 
 
-def _check_txn_index(seg: SegmentFiles, scan: SegmentScan) -> FileCheck | None:
+def _check_txn_index(seg: SegmentFiles, scan: SegmentWalk) -> FileCheck | None:
     path = seg.txnindex
     aborts = scan.aborts
     if not path.exists():
@@ -996,7 +484,7 @@ def verify_segment(
                 )
                 checks.append(fc)
         return checks
-    scan = scan_segment_file(seg.log, seg.base_offset, index_interval, record_batches=True)
+    scan = walk_segment_file(seg.log, seg.base_offset, index_interval, record_batches=True)
     out = [
         _check_log(seg, scan),
         _check_offset_index(seg, scan, index_interval, strict),
@@ -1039,71 +527,6 @@ def verify_targets(
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
-class IndexChange:
-    """An index file rebuild would write (or found already right)."""
-
-    file: str
-    type: str
-    old_bytes: int | None  # None: the file does not exist
-    new_bytes: int
-    old_entries: int | None
-    new_entries: int
-    changed: bool
-
-    def row(self) -> dict[str, object]:
-        return dict(vars(self))
-
-
-def rebuilt_files(
-    seg: SegmentFiles, scan: SegmentScan, aborted: list[AbortedTxn] | None, txn_exists: bool | None = None
-) -> dict[Path, bytes | None]:
-    """The index files recovery leaves for a scanned segment (None: the file should not exist).
-
-    `.txnindex` is written when it has entries or already exists (the broker empties, never deletes
-    it); `txn_exists` overrides looking at the directory (previews through pending swaps).
-    """
-    if txn_exists is None:
-        txn_exists = seg.txnindex.exists()
-    out: dict[Path, bytes | None] = {
-        seg.index: scan.offset_index_bytes(),
-        seg.timeindex: scan.time_index_bytes(),
-    }
-    txn = encode_txn_index(aborted or [])
-    out[seg.txnindex] = txn if (txn or txn_exists) else None
-    return out
-
-
-def index_changes(
-    files: dict[Path, bytes | None], actual: Callable[[Path], Path | None] | None = None
-) -> list[IndexChange]:
-    """Compare wanted index contents with the files on disk (`actual` maps a name to the file now
-    holding it, for previews through swaps not yet completed)."""
-    sizes = {INDEX_SUFFIX: 8, TIME_INDEX_SUFFIX: 12, TXN_INDEX_SUFFIX: TXN_ENTRY_SIZE}
-    out = []
-    for path, data in files.items():
-        suffix = path.suffix
-        esize = sizes[suffix]
-        kind = suffix[1:]
-        real = actual(path) if actual is not None else path
-        old = real.read_bytes() if real is not None and real.exists() else None
-        if data is None and old is None:
-            continue
-        new = data or b""
-        out.append(
-            IndexChange(
-                str(path),
-                kind,
-                None if old is None else len(old),
-                len(new),
-                None if old is None else len(old) // esize,
-                len(new) // esize,
-                old != data,
-            )
-        )
-    return out
-
-
 def write_index_files(files: dict[Path, bytes | None], step: str = "index-file-written") -> list[Path]:
     """Write the changed index files, each beside the old and renamed over it (atomic, fsynced)."""
     written = []
@@ -1141,7 +564,7 @@ def rebuild_target(
     """
     res = RebuildResult()
     all_segments = list_segments(target.dir)
-    scans: list[tuple[SegmentFiles, SegmentScan]] = []
+    scans: list[tuple[SegmentFiles, SegmentWalk]] = []
     open_txns: set[int] = set()
     prev_base: int | None = None
     order = {s.base_offset: i for i, s in enumerate(all_segments)}
@@ -1151,7 +574,7 @@ def rebuild_target(
         i = order.get(seg.base_offset)
         if prev_base is None or i is None or order.get(prev_base) != i - 1:
             open_txns = set()
-        scan = scan_segment_file(seg.log, seg.base_offset, index_interval, open_txns=open_txns)
+        scan = walk_segment_file(seg.log, seg.base_offset, index_interval, open_txns=open_txns)
         scans.append((seg, scan))
         prev_base = seg.base_offset
         if not scan.clean:

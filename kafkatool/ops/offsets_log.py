@@ -37,11 +37,10 @@ from kafkatool.log.decoders.offsets import (
 from kafkatool.log.errors import CorruptRecordError, LogFormatError
 from kafkatool.log.files import MappedFile, list_segments, parse_partition_dir
 from kafkatool.log.index import OffsetIndex
+from kafkatool.log.record import CONTROL_COMMIT, control_type_of
 from kafkatool.log.records import BatchScan
 
 OFFSETS_TOPIC = "__consumer_offsets"
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
 
 GroupTopicPartition = tuple[str, str, int]
 
@@ -208,10 +207,11 @@ class _PartitionReplay:
 
     # -- the load loop ----------------------------------------------------------------------------
     def control(self, producer_id: int, key: bytes | None, log_offset: int, ts: int) -> None:
-        if key is None or len(key) < 4:
+        ctype = control_type_of(key)
+        if ctype is None:
             self.problems.append(f"{OFFSETS_TOPIC}-{self.log_partition} offset {log_offset}: control record without a valid key")
             return
-        commit = int.from_bytes(key[2:4], "big", signed=True) == CONTROL_COMMIT
+        commit = ctype == CONTROL_COMMIT
         for gtp, raw in self.pending.pop(producer_id, {}).items():
             if commit:
                 old = self.loaded.get(gtp)

@@ -11,7 +11,7 @@ The steps and their order are the broker's (Kafka 2.1 `Log.loadSegments`/`recove
    sanity check, every swapped-in segment, and - unless the log dir holds `.kafka_cleanshutdown` -
    every segment from the one holding the recovery point (`recovery-point-offset-checkpoint`, 0 when
    absent) to the end; `--full` takes every segment;
-4. recover each in order (`indexcheck.scan_segment` = `LogSegment.recover`): validate batches, stop
+4. recover each in order (`log.segment.walk_segment` = `LogSegment.recover`): validate batches, stop
    at the first invalid or partial one, truncate there, and - when that segment was past the
    recovery point - delete every later segment; rebuild `.index`/`.timeindex`/`.txnindex`;
 5. leader-epoch cache, at every load: epochs recovery assigns, then entries at or past the new log
@@ -75,18 +75,12 @@ from kafkatool.log.files import (
     segment_name,
 )
 from kafkatool.log.index import DEFAULT_INDEX_INTERVAL, OffsetIndex, TimeIndex, read_txn_index
+from kafkatool.log.producer_state import TxnIndexState, snapshot_files
 from kafkatool.log.records import BatchScan
+from kafkatool.log.segment import STOP_OVERFLOW, SegmentWalk, walk_segment_file
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops import salvage as salv
-from kafkatool.ops.indexcheck import (
-    STOP_OVERFLOW,
-    SegmentScan,
-    TxnIndexState,
-    index_changes,
-    rebuilt_files,
-    scan_segment_file,
-    snapshot_files,
-)
+from kafkatool.ops.indexcheck import index_changes, rebuilt_files
 from kafkatool.ops.safety import (
     SwapResolution,
     crash_point,
@@ -567,7 +561,7 @@ def plan_partition(
         # (in memory: the file changes at its next flush); 2.1's keeps the list as read
         epochs = _epoch_load(epochs)
     epochs_loaded = list(epochs)
-    scans: dict[int, SegmentScan] = {}
+    scans: dict[int, SegmentWalk] = {}
     open_txns: set[int] = set()
     prev: int | None = None
     truncated: list[int] = []
@@ -577,7 +571,7 @@ def plan_partition(
         if prev is None or pos_of[b] != pos_of[prev] + 1:
             open_txns = set()
         name = segment_name(b, LOG_SUFFIX)
-        scan = scan_segment_file(
+        scan = walk_segment_file(
             view.real(name),
             b,
             options.index_interval,

@@ -28,12 +28,9 @@ from pathlib import Path
 from kafkatool.log import crc as _crc32c
 from kafkatool.log.checkpoint import fsync_dir
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, MappedFile, segment_name
-from kafkatool.ops.indexcheck import INT32_MAX, scan_segment
+from kafkatool.log.record import LOG_OVERHEAD, V0_OVERHEAD, V1_OVERHEAD, V2_HEADER_SIZE
+from kafkatool.log.segment import INT32_MAX, walk_segment
 
-LOG_OVERHEAD = 12
-V0_OVERHEAD = 14
-V1_OVERHEAD = 22
-V2_HEADER_SIZE = 61
 REPORT_NAME = "salvage-report.json"
 
 _LOG_ENTRY = struct.Struct(">qi")
@@ -338,7 +335,7 @@ def write_salvage(
                     data = data[:8] + struct.pack(">i", b.size - LOG_OVERHEAD) + data[12:]
                 parts.append(data)
         log = b"".join(parts)
-        scan = scan_segment(log, base, index_interval)
+        scan = walk_segment(log, base, index_interval)
         if not scan.clean:  # cannot happen: every batch was validated; refuse to write a bad segment
             raise ValueError(f"salvaged data of {path.name} does not validate: {scan.error}")
         for suffix, data in (

@@ -3,18 +3,9 @@
 It plans and reads exactly as the `kafka-log` Spark data source does (same slices, same batch walk,
 same corruption policy) and computes the same rows as `kafkatool.spark.queries`, so it is both the
 small-data engine of `spark-scan --engine local` and the reference the Spark results are checked
-against.  The row schemas (column lists below) are shared by both engines.
+against.
 
-Definitions (both engines):
-- a record's payload bytes are its key length plus its value length (null counts as 0);
-- data records are records of non-control batches; control records are transaction markers and
-  other control records;
-- `records` counts every record, data and control;
-- `first_offset` is the smallest record offset (the smallest batch base offset when no record is
-  left), `last_offset` the largest batch last offset;
-- timestamps below 0 (none) are left out of min/max and grouped under a null minute;
-- a keyed data record is reclaimable when a record with the same key has a larger offset in the same
-  partition (what compaction would remove, tombstone retention and transactions aside).
+The rows, their columns and their definitions are `kafkatool.slices.rows`'.
 """
 
 from __future__ import annotations
@@ -23,41 +14,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkatool.log.records import Batch, Record
-from kafkatool.spark.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, discover, plan_slices
-from kafkatool.spark.reading import decode_records, read_slice, uncompressed_size
-
-QUERIES = ("summary", "keys", "timeline")
-
-SUMMARY_COLUMNS = (
-    "topic",
-    "partition",
-    "segments",
-    "batches",
-    "records",
-    "bytes",
-    "uncompressed_bytes",
-    "compression_ratio",
-    "first_offset",
-    "last_offset",
-    "min_timestamp",
-    "max_timestamp",
-    "keyed_records",
-    "keyless_records",
-    "distinct_keys",
-    "tombstones",
-    "txn_markers",
-    "txn_aborts",
-    "reclaimable_records",
-    "reclaimable_bytes",
-)
-KEYS_COLUMNS = ("topic", "key", "records", "payload_bytes", "tombstones")
-TIMELINE_COLUMNS = ("topic", "minute_ms", "records", "payload_bytes")
-KEYS_ORDER = ("records", "payload_bytes")
-MINUTE_MS = 60_000
-
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, Record, control_type_of
+from kafkatool.log.records import Batch
+from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, discover, plan_slices
+from kafkatool.slices.reading import decode_records, read_slice, uncompressed_size
+from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, QUERIES
 
 
 @dataclass(frozen=True)
@@ -69,13 +30,6 @@ class ScanSettings:
     on_corrupt: str = "fail"
     verify_crc: bool = False
     use_index: bool = True
-
-
-def control_type(key: bytes | None) -> int | None:
-    """The type of a control record key (version:int16 type:int16), or None when malformed."""
-    if key is None or len(key) < 4:
-        return None
-    return int.from_bytes(key[2:4], "big", signed=True)
 
 
 def payload_bytes(r: Record) -> int:
@@ -185,7 +139,7 @@ class Scan:
             p.max_ts = hi if p.max_ts is None else max(p.max_ts, hi)
         if b.is_control:
             for r in recs:
-                kind = control_type(r.key)
+                kind = control_type_of(r.key)
                 if kind in (CONTROL_ABORT, CONTROL_COMMIT):
                     p.txn_markers += 1
                     if kind == CONTROL_ABORT:

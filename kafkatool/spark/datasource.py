@@ -6,7 +6,7 @@
     batches = spark.read.format("kafka-log").option("level", "batch").load("/data/kafka-logs")
 
 Planning (driver) discovers segments and cuts them into slices on batch boundaries
-(`kafkatool.spark.planning`); each task reads its slices with `kafkatool.spark.reading`, decodes with
+(`kafkatool.slices.planning`); each task reads its slices with `kafkatool.slices.reading`, decodes with
 `kafkatool.log`, and hands Spark Arrow record batches.  Offset, timestamp, topic and partition filters
 are pushed down to prune segments and start positions; Spark still applies every filter exactly.
 
@@ -53,8 +53,9 @@ from pyspark.sql.types import (
 )
 
 from kafkatool.log.codecs import Codec
-from kafkatool.log.records import TIMESTAMP_TYPE_NAMES
-from kafkatool.spark.planning import (
+from kafkatool.log.record import TIMESTAMP_TYPE_NAMES
+from kafkatool.sizes import SizeError, parse_size
+from kafkatool.slices.planning import (
     DEFAULT_SPLIT_SIZE,
     NO_FILTER,
     ScanFilter,
@@ -63,10 +64,9 @@ from kafkatool.spark.planning import (
     discover,
     effective_split_size,
     pack_slices,
-    parse_size,
     plan_slices,
 )
-from kafkatool.spark.reading import check_policy, decode_records, read_slice, uncompressed_size
+from kafkatool.slices.reading import check_policy, decode_records, read_slice, uncompressed_size
 
 NAME = "kafka-log"
 LEVELS = ("record", "batch")
@@ -177,11 +177,15 @@ class ReadOptions:
             on_corrupt = check_policy(opts.get("oncorrupt", "fail").lower())
         except ValueError as exc:
             raise ScanInputError(f"option onCorrupt: {exc}") from None
+        try:
+            split_size = parse_size(opts.get("splitsize", DEFAULT_SPLIT_SIZE))
+        except SizeError as exc:
+            raise ScanInputError(f"option splitSize: {exc}") from None
         topics = opts.get("topics")
         return cls(
             paths=paths,
             level=level,
-            split_size=parse_size(opts.get("splitsize", DEFAULT_SPLIT_SIZE)),
+            split_size=split_size,
             min_partitions=int(min_parts) if min_parts else None,
             use_index=_flag(opts, "useIndex", True),
             on_corrupt=on_corrupt,

@@ -1,7 +1,7 @@
 """The `spark-scan` queries as Spark DataFrames over the `kafka-log` source.
 
 Each query returns the same rows, with the same columns and definitions, as the single-process
-scanner in `kafkatool.ops.scan` (see its docstring); the differential tests hold them to that.
+scanner in `kafkatool.ops.scan` (see `kafkatool.slices.rows`); the differential tests hold them to that.
 The summary reads twice: the batch level gives bytes and batches (empty batches included, nothing
 decoded), the record level gives everything about records.
 """
@@ -15,9 +15,10 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafkatool.ops.scan import CONTROL_ABORT, CONTROL_COMMIT, KEYS_ORDER, MINUTE_MS, SUMMARY_COLUMNS
+from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
+from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE
+from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, SUMMARY_COLUMNS
 from kafkatool.spark.datasource import NAME, register
-from kafkatool.spark.planning import DEFAULT_SPLIT_SIZE
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def _control_type(col: str = "key") -> Column:
 
 def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions(),
             approx: bool = False) -> DataFrame:
-    """One row per topic-partition (columns `kafkatool.ops.scan.SUMMARY_COLUMNS`).
+    """One row per topic-partition (columns `kafkatool.slices.rows.SUMMARY_COLUMNS`).
 
     With approx, distinct keys come from HyperLogLog (approx_count_distinct) and the reclaim
     estimate is records minus that (no bytes): no shuffle by key, for very large logs.

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from kafkatool.spark.reading import CORRUPT_MARK
+from kafkatool.slices.reading import CORRUPT_MARK
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "kafkatool spark-scan"

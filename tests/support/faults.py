@@ -259,7 +259,7 @@ def write_partition(
     batch at base offset b gets leader epoch `leader_epoch(b)` (0 by default).  Returns (base offset,
     last offset) per segment.
     """
-    from kafkatool.log.records import Record
+    from kafkatool.log.record import Record
     from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 
     off = first_offset

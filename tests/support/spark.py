@@ -19,7 +19,8 @@ import pytest
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.files import MappedFile, list_segments
-from kafkatool.log.records import Batch, Record, iter_batches
+from kafkatool.log.record import Record
+from kafkatool.log.records import Batch, iter_batches
 from kafkatool.log.writer import (
     SegmentWriter,
     encode_control_record,

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.errors import CorruptRecordError, LogFormatError
-from kafkatool.log.records import LOG_OVERHEAD, V2_HEADER_SIZE, Batch, Record, read_batch_header
-from kafkatool.spark import storage
-from kafkatool.spark.planning import NO_FILTER, ScanFilter, Slice
+from kafkatool.log.record import LOG_OVERHEAD, V2_HEADER_SIZE, Record
+from kafkatool.log.records import Batch, read_batch_header
+from kafkatool.slices import storage
+from kafkatool.slices.planning import NO_FILTER, ScanFilter, Slice
 
 READ_WINDOW = 1024 * 1024  # bytes per read (1 MiB walks faster than bigger reads: cache-friendly)
 SPARSE_BATCH = 256 * 1024  # with headers_only, batches above this size are skipped over, not read

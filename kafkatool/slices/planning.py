@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +19,9 @@ from dataclasses import dataclass, field
 from kafkatool.log.errors import CorruptIndexError, CorruptRecordError
 from kafkatool.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_partition_dir
 from kafkatool.log.index import OffsetIndex, TimeIndex
-from kafkatool.log.records import LOG_OVERHEAD, V0_OVERHEAD, read_batch_header
-from kafkatool.spark import storage
+from kafkatool.log.record import LOG_OVERHEAD, V0_OVERHEAD
+from kafkatool.log.records import read_batch_header
+from kafkatool.slices import storage
 
 MIB = 1024 * 1024
 DEFAULT_SPLIT_SIZE = 128 * MIB
@@ -32,34 +32,19 @@ INDEX_CANDIDATES = 8  # index entries tried per cut before the index is given up
 
 _LOG_ENTRY = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 class ScanInputError(ValueError):
     """Paths or options that cannot be scanned (the CLI reports these as usage errors)."""
 
 
-def parse_size(text: str | int) -> int:
-    """Bytes of `134217728`, `128m`, `128MiB`, `1g`, `512KB` (binary units)."""
-    if isinstance(text, int):
-        value = text
-    else:
-        m = _SIZE.match(text)
-        if not m:
-            raise ScanInputError(f"{text!r} is not a size (examples: 134217728, 128m, 128MiB, 1g)")
-        value = int(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value <= 0:
-        raise ScanInputError(f"size must be positive, got {text!r}")
-    return value
-
-
 # -- discovery ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Segment:
-    """One `.log` file of a partition, with what planning needs to know about its neighbours."""
+class SegmentLocation:
+    """Where one segment's `.log` file is (a local path or a URI: it may be remote) and what planning needs
+    to know of it and its neighbours.  Local segments of a partition dir are `log.files.SegmentFiles`."""
 
     topic: str
     partition: int
@@ -91,7 +76,7 @@ def _is_segment_name(name: str) -> bool:
     return name.endswith(LOG_SUFFIX) and name[: -len(LOG_SUFFIX)].isdigit()
 
 
-def _segments_of_dir(dir_location: str, files: dict[str, int]) -> list[Segment]:
+def _segments_of_dir(dir_location: str, files: dict[str, int]) -> list[SegmentLocation]:
     """Segments of one partition directory, given its file names and sizes."""
     parsed = _partition_of(storage.basename(dir_location))
     if parsed is None:
@@ -106,7 +91,7 @@ def _segments_of_dir(dir_location: str, files: dict[str, int]) -> list[Segment]:
             name = next(n for n in files if _is_segment_name(n) and int(n[: -len(LOG_SUFFIX)]) == base)
             stem = name[: -len(LOG_SUFFIX)]
         out.append(
-            Segment(
+            SegmentLocation(
                 topic,
                 partition,
                 storage.child(dir_location, name),
@@ -120,13 +105,13 @@ def _segments_of_dir(dir_location: str, files: dict[str, int]) -> list[Segment]:
     return out
 
 
-def discover(paths: Iterable[str]) -> list[Segment]:
+def discover(paths: Iterable[str]) -> list[SegmentLocation]:
     """Segments under log dirs, partition dirs (searched recursively) or named `.log` files.
 
     Raises FileNotFoundError for a path that does not exist and ScanInputError for a path that holds
     no segment, so a typo never reads as an empty result.
     """
-    found: dict[str, Segment] = {}
+    found: dict[str, SegmentLocation] = {}
     for raw in paths:
         location = storage.normalize(raw)
         entry = storage.stat(location)
@@ -231,13 +216,13 @@ class Slice:
 class _Indexes:
     """A segment's offset and time indexes, loaded once and only when trustworthy."""
 
-    segment: Segment
+    segment: SegmentLocation
     offset: OffsetIndex | None = None
     time: TimeIndex | None = None
     positions: list[int] = field(default_factory=list)
 
     @classmethod
-    def load(cls, seg: Segment, want_time: bool) -> _Indexes:
+    def load(cls, seg: SegmentLocation, want_time: bool) -> _Indexes:
         out = cls(seg)
         if seg.has_index:
             out.offset = _load_offset_index(seg)
@@ -252,7 +237,7 @@ class _Indexes:
         return out
 
 
-def _load_offset_index(seg: Segment) -> OffsetIndex | None:
+def _load_offset_index(seg: SegmentLocation) -> OffsetIndex | None:
     try:
         data = storage.read_all(seg.index)
     except OSError:
@@ -266,7 +251,7 @@ def _load_offset_index(seg: Segment) -> OffsetIndex | None:
     return idx
 
 
-def _load_time_index(seg: Segment) -> TimeIndex | None:
+def _load_time_index(seg: SegmentLocation) -> TimeIndex | None:
     try:
         data = storage.read_all(seg.timeindex)
     except OSError:
@@ -283,7 +268,7 @@ def _load_time_index(seg: Segment) -> TimeIndex | None:
     return idx
 
 
-def batch_starts_at(reader: storage.RangeReader, position: int, seg: Segment) -> bool:
+def batch_starts_at(reader: storage.RangeReader, position: int, seg: SegmentLocation) -> bool:
     """True when a whole, CRC-valid batch of this segment starts at position.
 
     An index entry is only a hint (a damaged index may point anywhere); a matching CRC over the
@@ -358,7 +343,7 @@ def _index_cuts(reader: storage.RangeReader, idx: _Indexes, start: int, end: int
     return cuts
 
 
-def _start_position(reader: storage.RangeReader, seg: Segment, idx: _Indexes, flt: ScanFilter) -> int:
+def _start_position(reader: storage.RangeReader, seg: SegmentLocation, idx: _Indexes, flt: ScanFilter) -> int:
     """The first byte worth reading: a verified batch start at or before the first wanted batch."""
     if idx.offset is None:
         return 0
@@ -380,7 +365,7 @@ def _start_position(reader: storage.RangeReader, seg: Segment, idx: _Indexes, fl
     return position
 
 
-def _pruned(seg: Segment, flt: ScanFilter, idx: _Indexes | None) -> bool:
+def _pruned(seg: SegmentLocation, flt: ScanFilter, idx: _Indexes | None) -> bool:
     """True when no wanted row can be in this segment."""
     if not flt.accepts(seg.topic, seg.partition) or seg.size == 0:
         return True
@@ -396,7 +381,7 @@ def _pruned(seg: Segment, flt: ScanFilter, idx: _Indexes | None) -> bool:
 
 
 def plan_slices(
-    segments: Sequence[Segment],
+    segments: Sequence[SegmentLocation],
     split_size: int = DEFAULT_SPLIT_SIZE,
     flt: ScanFilter = NO_FILTER,
     use_index: bool = True,

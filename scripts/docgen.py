@@ -2,7 +2,8 @@
 
 Static scripts (no Python start-up on every TAB) for bash, zsh and fish, and one roff man page per
 command.  `scripts/gen_docs.py` writes them into `completions/` and `man/`; a test regenerates them
-and fails when the checked-in copies are stale.
+and fails when the checked-in copies are stale.  Build-time only: it lives in scripts/, outside the
+installed package, and reads the CLI through `kafkatool.cli.main`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 from kafkatool.log.errors import LogFormatError
 from kafkatool.log.files import META_PROPERTIES, list_partition_dirs, parse_partition_dir
 from kafkatool.ops.compact import CompactConfig, CompactInputError, CompactionResult, compact_partition
-from kafkatool.ops.offsetmap import OffsetMap
+from kafkatool.ops.compact.offsetmap import OffsetMap
 
 # The stable row schema of --estimate (also the column order of table and csv output).
 ESTIMATE_COLUMNS = [
