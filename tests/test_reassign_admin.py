@@ -16,6 +16,7 @@ from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicP
 from kafkatool.cluster.open import open_cluster
 from kafkatool.jvm.random import JavaRandom
 from kafkatool.release import Release
+from tests.conftest import FIXTURES
 from tests.support import kwire
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
@@ -361,7 +362,7 @@ def test_log_dir_moves_retry_until_started_or_timeout() -> None:
         list(start_log_dir_moves(Never(), {a: "/d/x", b: "/d/y"}, 10, clock=lambda: now[0], sleep=slept.append))  # type: ignore[arg-type]
 
 
-BROKER_FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "brokers"
+BROKER_FIXTURES = FIXTURES / "brokers"
 
 
 @pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0")])
