@@ -265,3 +265,18 @@ def test_a_batch_cut_anywhere_gives_the_exact_record_or_asks_for_the_whole_batch
         assert need == len(data)
     else:
         assert (stamp.offset, stamp.timestamp, stamp.note) == (target, 1_700_000_000_000 + (target - 1000) * 7, None)
+
+
+def test_max_time_lag_alone_computes_the_time_lag(cluster: FakeKafkaCluster) -> None:
+    """--max-time-lag without --time-lag still measures it (the fake's records are from 2023) and
+    keeps Kafka's describe table on stdout."""
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--max-time-lag", "60")
+    assert rc == 1, err
+    assert out.splitlines()[1].split()[:3] == ["GROUP", "TOPIC", "PARTITION"]
+    assert err.splitlines()[-1].startswith("kafkatool: lag over the limit: idle orders-0 time lag ")
+    cluster.partition("orders", 0).first_timestamp = int(time.time() * 1000) - 10 * 1000  # record 10 is ~now
+    cluster.partition("orders", 0)._cache.clear()
+    cluster.partition("payments", 0).first_timestamp = int(time.time() * 1000)
+    cluster.partition("payments", 0)._cache.clear()
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--max-time-lag", "3600")
+    assert rc == 0, err

@@ -245,6 +245,10 @@ def describe(
         raise CliError("--fetch-bytes must be positive")
     if sample is not None:
         time_lag = True
+    # --max-time-lag needs the time lag even when the table shown is Kafka's (no --time-lag).
+    measure_time_lag = time_lag or max_time_lag is not None
+    if max_time_lag is not None and source == "log-dir":
+        raise CliError("--max-time-lag reads records from the brokers: use --bootstrap-server or --zookeeper")
     from kafkatool.ops import offsets_report as rep
 
     with _translate():
@@ -262,7 +266,7 @@ def describe(
                 def gather() -> list[Any]:
                     return rep.gather_zookeeper(zk, bo, names, topics, kg)
 
-                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+                reports = _collect(gather, bo, measure_time_lag, sample, fetch_bytes)
                 broker_map = {b.id: f"{b.host}:{b.port}" for b in zk.brokers().values()} if broker_info else None
         else:
             from kafkatool.cluster.groups import KafkaGroups
@@ -274,7 +278,7 @@ def describe(
                 def gather() -> list[Any]:
                     return rep.gather_kafka(kg, bo, names, topics)
 
-                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+                reports = _collect(gather, bo, measure_time_lag, sample, fetch_bytes)
             broker_map = None
     _render_describe(reports, source, fmt, members, verbose, state, time_lag, sample is not None, broker_map)
     _exit_for(reports, groups if not all_groups else [], max_lag, max_time_lag)
