@@ -280,3 +280,23 @@ def test_max_time_lag_alone_computes_the_time_lag(cluster: FakeKafkaCluster) -> 
     cluster.partition("payments", 0)._cache.clear()
     rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--max-time-lag", "3600")
     assert rc == 0, err
+
+
+@pytest.mark.parametrize("release", ["3.3", "4.0"])
+def test_reset_by_time_warns_on_stdout_like_kafka(cluster: FakeKafkaCluster, release: str) -> None:
+    """An empty partition (or a time after the last record): Kafka's `Warn:` line on stdout, after an
+    empty line, before the table (ConsumerGroupCommand.getLogTimestampOffsets); not a stderr note."""
+    cluster.add_topic("single", 1, log_end=0)
+    rc, out, err = cli("--kafka-release", release, "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "idle", "--topic", "single", "--to-datetime", "2023-11-14T22:13:40.000Z")
+    assert rc == 0, err
+    assert out.startswith("\nWarn: Partition 0 from topic single is empty. Falling back to latest known offset.\n"
+                          "\nGROUP                          TOPIC ")
+    assert "Falling back" not in err
+    rc, out, err = cli("--kafka-release", release, "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "idle", "--topic", "orders", "--to-datetime", "2030-01-01T00:00:00.000Z", "--export")
+    warned = [int(line.split()[2]) for line in out.splitlines() if line.startswith("Warn:")]
+    tps = [("orders", p) for p in range(4)]
+    want = rep.java_hashmap_order(tps) if release == "4.0" else rep.scala_mutable_map_order(rep.java_hashmap_order(tps, 4))
+    assert warned == [p for _, p in want]
+    assert out.endswith("orders,0,100\norders,1,100\norders,2,100\norders,3,100\n\n")

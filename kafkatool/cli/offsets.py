@@ -566,7 +566,12 @@ def reset(
     if len(chosen) != 1:
         raise CliError("choose exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, "
                        "--to-datetime, --by-duration, --from-file" + (f" (got {', '.join(chosen)})" if chosen else ""))
-    scope = _parse_scope(_split(topic))
+    from kafkatool.cluster import offsets_reset as planner
+
+    try:
+        scope = planner.parse_scope(_split(topic))
+    except rep.ResetError as exc:
+        raise CliError(str(exc)) from None
     if from_file is None and not scope and not all_topics:
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
     if scope and all_topics:
@@ -593,7 +598,7 @@ def reset(
         if source == "zookeeper":
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
                 names = zk.list_groups() if all_groups else groups
-                plans, refused = _plan_zk(zk, bo, names, spec, scope, all_topics)
+                plans, refused = planner.plan_zookeeper(zk, bo, names, spec, scope, all_topics)
                 if execute:
                     for p in plans:
                         zk.commit(p.group, p.offsets)
@@ -603,7 +608,7 @@ def reset(
             with _brokers(bootstrap_server, command_config, timeout) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
-                plans, refused = _plan_kafka(kg, bo, names, spec, scope, all_topics)
+                plans, refused = planner.plan_kafka(kg, bo, names, spec, scope, all_topics)
                 failures = []
                 if execute:
                     for p in plans:
@@ -615,6 +620,10 @@ def reset(
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
+    if export_csv or fmt == "text":  # Kafka prints them while planning, before either text
+        from kafkatool.release import text_release
+
+        _emit(rep.format_reset_warnings(plans, text_release()))
     if export_csv:
         _emit(rep.export_csv({p.group: p.offsets for p in plans}, with_group=not (len(groups) == 1 and not all_groups)))
     elif fmt == "text":
@@ -627,94 +636,6 @@ def reset(
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
     if refused:
         raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
-
-
-def _parse_scope(items: list[str]) -> dict[str, list[int] | None]:
-    """`t` (all partitions) or `t:0,1,2` as Kafka's --topic of --reset-offsets (comma-split already)."""
-    scope: dict[str, list[int] | None] = {}
-    current: str | None = None
-    for it in items:
-        if ":" in it:
-            t, _, p = it.partition(":")
-            current = t
-            scope.setdefault(t, [])
-            if p:
-                scope[t].append(_int(p, it))  # type: ignore[union-attr]
-        elif re.fullmatch(r"\d+", it) and current is not None and scope.get(current) is not None:
-            scope[current].append(int(it))  # type: ignore[union-attr]
-        else:
-            current = None
-            scope[it] = None
-    return scope
-
-
-def _int(text: str, arg: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise CliError(f"Invalid partition '{text}' specified in topic arg '{arg}'") from None
-
-
-def _scope_partitions(scope: dict[str, list[int] | None], meta_partitions: dict[str, list[int]]) -> list[tuple[str, int]]:
-    out = []
-    for t, ps in scope.items():
-        if ps is None:
-            if t not in meta_partitions:
-                raise CliError(f"topic {t!r}: does not exist")
-            out += [(t, p) for p in meta_partitions[t]]
-        else:
-            out += [(t, p) for p in ps]
-    return out
-
-
-def _plan_common(group: str, spec: Any, partitions: list[tuple[str, int]], committed: dict[Any, int | None], bo: Any) -> Any:
-    from kafkatool.ops import offsets_report as rep
-
-    if spec.from_file is not None:
-        partitions = list((spec.from_file.get(group) or {}).keys())
-    earliest = {tp: lo.offset for tp, lo in bo.log_start_offsets(partitions).items()} if partitions else {}
-    latest = {tp: lo.offset for tp, lo in bo.log_end_offsets(partitions).items()} if partitions else {}
-    by_time = None
-    ts = spec.to_datetime_ms if spec.to_datetime_ms is not None else (
-        int(time.time() * 1000) - spec.by_duration_ms if spec.by_duration_ms is not None else None)
-    if ts is not None and partitions:
-        by_time = {tp: lo.offset for tp, lo in bo.list_offsets({tp: ts for tp in partitions}).items()}
-    return rep.plan_reset(group, spec, partitions, committed, earliest, latest, by_time)
-
-
-def _plan_kafka(kg: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
-    infos = kg.describe(names)
-    committed_all = kg.committed(names)
-    plans, refused = [], []
-    meta_parts = bo.metadata([t for t, ps in scope.items() if ps is None]).topics if scope else {}
-    for g in names:
-        info = infos[g]
-        if info.state not in ("Empty", "Dead"):
-            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but the current state is {info.state}.")
-            continue
-        committed = {tp: (c.offset if c is not None else None) for tp, c in committed_all.get(g, {}).items()}
-        parts = sorted(committed) if all_topics else _scope_partitions(scope, meta_parts) if scope else []
-        plans.append(_plan_common(g, spec, parts, committed, bo))
-    return plans, refused
-
-
-def _plan_zk(zk: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
-    plans, refused = [], []
-    for g in names:
-        ids = zk.members(g)
-        if ids:
-            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but it has {len(ids)} registered consumer(s).")
-            continue
-        committed: dict[Any, int | None] = dict(zk.all_committed(g))
-        if all_topics:
-            parts = sorted(committed)
-        elif scope:
-            meta_parts, _ = zk.partitions([t for t, ps in scope.items() if ps is None])
-            parts = _scope_partitions(scope, meta_parts)
-        else:
-            parts = []
-        plans.append(_plan_common(g, spec, parts, committed, bo))
-    return plans, refused
 
 
 # --------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -736,9 +736,13 @@ class ResetSpec:
 
 @dataclass(slots=True)
 class ResetPlan:
+    """New offsets of one group; `notes` go to stderr (Kafka logs them), `empty` are the partitions
+    a by-time reset found no record for (Kafka's `Warn: ... is empty` lines on stdout)."""
+
     group: str
     offsets: dict[TP, int]
     notes: list[str]
+    empty: list[TP] = field(default_factory=list)
 
 
 def plan_reset(
@@ -757,6 +761,7 @@ def plan_reset(
     record fall back to the log end, as Kafka does (with its warning).
     """
     notes: list[str] = []
+    empty: list[TP] = []
     out: dict[TP, int] = {}
 
     def need(table: dict[TP, int | None], tp: TP, what: str) -> int:
@@ -800,7 +805,7 @@ def plan_reset(
         for tp in partitions:
             v = by_time.get(tp)
             if v is None:
-                notes.append(f"Partition {tp[1]} from topic {tp[0]} is empty. Falling back to latest known offset.")
+                empty.append(tp)
                 v = need(latest, tp, "offset by timestamp of")
             out[tp] = v
     elif spec.from_file is not None:
@@ -812,11 +817,44 @@ def plan_reset(
                 out[tp] = clamp(tp, off)
     else:
         raise ResetError("no reset scenario given")
-    return ResetPlan(group, out, notes)
+    return ResetPlan(group, out, notes, empty)
 
 
 class ResetError(ValueError):
     """A reset that cannot be planned (Kafka prints these as usage errors)."""
+
+
+def format_reset_warnings(plans: list[ResetPlan], release: Any) -> str:
+    """Kafka's `Warn: Partition P from topic T is empty. Falling back to latest known offset.` lines
+    (stdout, each after an empty line), printed while planning, before the table.
+
+    The order is that of the map Kafka walks: 4.0's Java tool a `HashMap` of the partitions the
+    by-time lookup found nothing for; 3.3's Scala tool a `mutable.HashMap` partitioned off the
+    admin client's Java `HashMap` of all the lookups.
+    """
+    out = []
+    for p in plans:
+        if not p.empty:
+            continue
+        everything = list(p.offsets)
+        if release.at_least("4.0"):
+            order = java_hashmap_order(p.empty)
+        else:
+            java = java_hashmap_order(everything, len(everything))
+            order = scala_mutable_map_order([tp for tp in java if tp in set(p.empty)])
+        out += [f"\nWarn: Partition {part} from topic {t} is empty. Falling back to latest known offset.\n"
+                for t, part in order]
+    return "".join(out)
+
+
+def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None) -> list[TP]:
+    """Iteration order of a `java.util.HashMap` of TopicPartitions put in this order
+    (`new HashMap<>()`, or `new HashMap<>(initial_capacity)`)."""
+    from kafkatool.cluster.javaorder import DEFAULT_CAPACITY, grown_capacity, table_size_for
+
+    uniq = list(dict.fromkeys(items))
+    start = DEFAULT_CAPACITY if initial_capacity is None else table_size_for(max(initial_capacity, 1))
+    return hash_order(uniq, _tp_hash, grown_capacity(len(uniq), start))
 
 
 def format_reset(plans: list[ResetPlan]) -> str:
