@@ -64,9 +64,14 @@ def full_app():  # type: ignore[no-untyped-def]
 
 def run() -> None:
     """Console-script entry: usage errors exit 2 with one line, like every other input error."""
+    from kafkatool.cli.errors import CliError
     from kafkatool.cli.profiles import hoist_global_options
 
-    argv = hoist_global_options(sys.argv[1:])
+    try:
+        argv = hoist_global_options(sys.argv[1:])
+    except CliError as exc:
+        sys.stderr.write(f"kafkatool: {exc}\n")
+        sys.exit(exc.code)
     load_commands(argv)
     try:
         result = app(args=argv, prog_name="kafkatool", standalone_mode=False)
