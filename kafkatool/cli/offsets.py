@@ -94,18 +94,32 @@ def _translate(thing: str = "offsets") -> Iterator[None]:
 
 
 @contextmanager
-def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, zk: Any = None) -> Iterator[Any]:
-    """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper."""
-    from kafkatool.cluster.connect import ClusterError
+def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, zk: Any = None,
+             optional: bool = False) -> Iterator[Any]:
+    """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper.
+
+    `optional` (ZooKeeper-stored groups, whose offsets live in ZooKeeper): when no broker answers,
+    say so once on stderr and yield None; log-end offsets and lag are then unknown.
+    """
+    from kafkatool.cluster.connect import ClusterError, ZkDataError
     from kafkatool.cluster.groups import BrokerOffsets
 
-    if not bootstrap and zk is not None:
-        brokers = zk.brokers()
-        if not brokers:
-            raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
-        bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
-    assert bootstrap
-    b = BrokerOffsets.connect(bootstrap, command_config, timeout)
+    try:
+        if not bootstrap and zk is not None:
+            brokers = zk.brokers()
+            if not brokers:
+                raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
+            bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
+        assert bootstrap
+        b = BrokerOffsets.connect(bootstrap, command_config, timeout)
+    except ZkDataError:
+        raise
+    except ClusterError as exc:
+        if not optional:
+            raise
+        sys.stderr.write(f"kafkatool: note: {exc}: log-end offsets and lag are unknown\n")
+        yield None
+        return
     try:
         yield b
     finally:
@@ -259,9 +273,13 @@ def describe(
         if source == "zookeeper":
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, \
+                    _brokers(bootstrap_server, command_config, timeout, zk, optional=True) as bo:
                 names = zk.list_groups() if all_groups else groups
-                kg = KafkaGroups(bo)
+                if bo is None and measure_time_lag:
+                    raise CliError("--time-lag, --sample and --max-time-lag read records and no broker answered",
+                                   EXIT_FAILURE)
+                kg = KafkaGroups(bo) if bo is not None else None
 
                 def gather() -> list[Any]:
                     return rep.gather_zookeeper(zk, bo, names, topics, kg)
@@ -447,11 +465,13 @@ def export(
             with _zookeeper(zookeeper, timeout) as zk:
                 names = zk.list_groups() if all_groups else groups
                 if fmt == "json":
-                    with _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                    with _brokers(bootstrap_server, command_config, timeout, zk, optional=True) as bo:
                         from kafkatool.cluster.groups import KafkaGroups
 
-                        reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo))
-                        rep.add_time_lag(reports, bo, int(time.time() * 1000))
+                        reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo) if bo else None,
+                                                       every_offset=True)
+                        if bo is not None:
+                            rep.add_time_lag(reports, bo, int(time.time() * 1000))
                 else:
                     reports = _zk_export_reports(zk, names, topics)
         else:
@@ -596,7 +616,8 @@ def reset(
     )
     with _translate():
         if source == "zookeeper":
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, \
+                    _brokers(bootstrap_server, command_config, timeout, zk, optional=from_file is not None) as bo:
                 names = zk.list_groups() if all_groups else groups
                 plans, refused = planner.plan_zookeeper(zk, bo, names, spec, scope, all_topics)
                 if execute:

@@ -8,6 +8,7 @@ imported lazily: commands that never touch a cluster do not pay for them.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,11 @@ DEFAULT_TIMEOUT = 15.0
 
 class ClusterError(Exception):
     """A cluster could not be reached or refused a request (CLI exit code 3)."""
+
+
+class ZkDataError(ClusterError):
+    """A znode holds what Kafka never writes there (not JSON, a non-numeric offset, ...): the
+    command stops naming the znode rather than misread or skip it (CLI exit code 3)."""
 
 
 class ClusterInputError(Exception):
@@ -41,10 +47,19 @@ def zk_client(connect: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
-    parse_zk_connect(connect)
+    _, chroot = parse_zk_connect(connect)
     client = KazooClient(hosts=connect, timeout=timeout, connection_retry={"max_tries": 2, "delay": 0.2})
     try:
-        client.start(timeout=timeout)
+        with warnings.catch_warnings():  # kazoo warns of a missing chroot and carries on: we refuse below
+            warnings.simplefilter("ignore", UserWarning)
+            client.start(timeout=timeout)
+        if chroot and client.exists("/") is None:
+            client.stop()
+            client.close()
+            raise ClusterInputError(f"--zookeeper {connect}: chroot {chroot} does not exist "
+                                    "(a typo? a Kafka cluster's chroot always exists)")
+    except ClusterInputError:
+        raise
     except KazooTimeoutError:
         client.close()
         raise ClusterError(f"cannot reach ZooKeeper at {connect} within {timeout:g}s") from None

@@ -17,13 +17,14 @@ batch or two per partition.  kafka-python and kazoo are imported lazily by `kafk
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, admin_client
+from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, ZkDataError, admin_client
 from kafkatool.cluster.model import Broker
 
 TP = tuple[str, int]
@@ -529,6 +530,14 @@ class KafkaGroups:
 # ZooKeeper-stored groups (old consumers, Kafka 0.8 - 2.x)
 
 
+def _offset(path: str, text: str) -> int:
+    """An offset znode's value, as the old consumer writes it (a decimal number)."""
+    value = text.strip()
+    if not re.fullmatch(r"-?\d{1,19}", value):
+        raise ZkDataError(f"ZooKeeper znode {path}: {text!r} is not an offset")
+    return int(value)
+
+
 class ZkGroups:
     """`/consumers/<group>/{ids,owners,offsets}`, next to the cluster metadata `ZkCluster` reads.
 
@@ -594,10 +603,7 @@ class ZkGroups:
             if raw is None:
                 out[(t, p)] = -1 if dirs[t] else None
                 continue
-            try:
-                out[(t, p)] = int(raw.strip())
-            except ValueError:
-                raise ClusterError(f"ZooKeeper /consumers/{group}/offsets/{t}/{p}: {raw!r} is not an offset") from None
+            out[(t, p)] = _offset(f"/consumers/{group}/offsets/{t}/{p}", raw)
         return out
 
     def owners(self, group: str, tps: list[TP]) -> dict[TP, str | None]:
@@ -605,12 +611,17 @@ class ZkGroups:
         return dict(zip(tps, datas, strict=True))
 
     def all_committed(self, group: str) -> dict[TP, int]:
-        """Every offset znode of a group (what ExportZkOffsets exports)."""
+        """Every offset znode of a group (what ExportZkOffsets exports); a znode that is not a
+        partition number or does not hold an offset stops the read (ZkDataError naming it)."""
         tps: list[TP] = []
         for t in self.offset_topics(group):
-            tps += [(t, int(p)) for p in self.cluster._children(f"/consumers/{group}/offsets/{t}") if p.isdigit()]
+            for p in self.cluster._children(f"/consumers/{group}/offsets/{t}"):
+                if not p.isdigit():
+                    raise ZkDataError(f"ZooKeeper znode /consumers/{group}/offsets/{t}/{p}: {p!r} is not a partition number")
+                tps.append((t, int(p)))
         datas = self._text([f"/consumers/{group}/offsets/{t}/{p}" for t, p in tps])
-        return {tp: int(d.strip()) for tp, d in zip(tps, datas, strict=True) if d is not None and d.strip().lstrip("-").isdigit()}
+        return {(t, p): _offset(f"/consumers/{group}/offsets/{t}/{p}", d)
+                for (t, p), d in zip(tps, datas, strict=True) if d is not None}
 
     def members(self, group: str) -> list[str]:
         """Registered consumer ids (`/consumers/g/ids`): non-empty means the group is active."""

@@ -13,6 +13,7 @@ import re
 import time
 from typing import Any
 
+from kafkatool.cluster.connect import ClusterError
 from kafkatool.ops.offsets_report import ResetError, ResetPlan, ResetSpec, plan_reset
 
 TP = tuple[str, int]
@@ -60,9 +61,22 @@ def scope_partitions(scope: Scope, topic_partitions: dict[str, list[int]]) -> li
 
 def plan_group(group: str, spec: ResetSpec, partitions: list[TP], committed: dict[TP, int | None],
                brokers: Any) -> ResetPlan:
-    """Read the offsets the scenario needs from the partition leaders, then plan."""
+    """Read the offsets the scenario needs from the partition leaders, then plan.
+
+    `brokers` None (ZooKeeper-stored groups, no broker answering): only a plan file can be applied,
+    as Kafka's ImportZkOffsets did, without checking it against the logs.
+    """
     if spec.from_file is not None:
         partitions = list((spec.from_file.get(group) or {}).keys())
+    if brokers is None:
+        if spec.from_file is None:
+            raise ClusterError(f"--{spec.describe()} needs the partitions' log offsets and no broker answered "
+                               "(with ZooKeeper alone only --from-file can be applied)")
+        plan = plan_reset(group, spec, partitions, committed, {}, {})
+        if plan.offsets:
+            plan.notes.append("no broker answered: the file's offsets are written as they are, "
+                              "not checked against the logs")
+        return plan
     earliest = {tp: lo.offset for tp, lo in brokers.log_start_offsets(partitions).items()} if partitions else {}
     latest = {tp: lo.offset for tp, lo in brokers.log_end_offsets(partitions).items()} if partitions else {}
     by_time = None

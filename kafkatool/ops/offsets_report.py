@@ -400,7 +400,8 @@ def format_offset_checker(rows: list[PartitionLag], broker_info: dict[int, str] 
             lag = "unknown"
         else:
             lag = str(r.log_end_offset - r.current_offset)
-        out.append(_CHECKER.format(r.group, _s(r.topic), _s(r.partition), offset, _s(r.log_end_offset), lag,
+        log_size = "unknown" if r.log_end_offset is None else str(r.log_end_offset)  # no broker answered
+        out.append(_CHECKER.format(r.group, _s(r.topic), _s(r.partition), offset, log_size, lag,
                                    r.owner if r.owner is not None else "none"))
     if broker_info is not None:
         out.append("BROKER INFO\n")
@@ -931,13 +932,16 @@ def _filtered_member(m: Any, keep: Any) -> Any:
 
 
 def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], topics: Sequence[str] | None = None,
-                     kafka_groups: Any | None = None) -> list[GroupReport]:
+                     kafka_groups: Any | None = None, every_offset: bool = False) -> list[GroupReport]:
     """ZooKeeper-stored groups: offsets and owners from `/consumers`, leaders from `/brokers`,
     log-end offsets from the leaders (one ListOffsets per broker for all the groups).
 
     With `kafka_groups`, offsets the group committed to Kafka (old consumers with
     `offsets.storage=kafka`) win over the znodes, as ConsumerOffsetChecker asks the offset manager
     first and reads ZooKeeper only for partitions it has no offset for.
+
+    The group's topics are ConsumerOffsetChecker's (those under `owners/`, else `offsets/`);
+    `every_offset` (exports) adds every topic under `offsets/`, so a backup leaves none out.
     """
     per_group: list[tuple[str, Any]] = []
     all_tps: set[TP] = set()
@@ -953,7 +957,10 @@ def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], top
         if not zk_groups.exists(g):
             per_group.append((g, None))
             continue
-        parts, leaders = zk_groups.partitions(list(topics) if topics else zk_groups.topics(g))
+        names = list(topics) if topics else zk_groups.topics(g)
+        if every_offset and not topics:
+            names = sorted(set(names) | set(zk_groups.offset_topics(g)))
+        parts, leaders = zk_groups.partitions(names)
         committed = zk_groups.committed(g, parts)
         for tp, c in in_kafka.get(g, {}).items():
             if c is not None and tp in committed:
