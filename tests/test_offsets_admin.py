@@ -300,3 +300,56 @@ def test_reset_by_time_warns_on_stdout_like_kafka(cluster: FakeKafkaCluster, rel
     want = rep.java_hashmap_order(tps) if release == "4.0" else rep.scala_mutable_map_order(rep.java_hashmap_order(tps, 4))
     assert warned == [p for _, p in want]
     assert out.endswith("orders,0,100\norders,1,100\norders,2,100\norders,3,100\n\n")
+
+
+# --------------------------------------------------------------------------------------------------
+# Coordinator failover and the --timeout deadline (Kafka's admin client looks coordinators up again)
+
+
+def test_coordinator_killed_during_sampling_is_looked_up_again(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("app")
+    cluster.after("OffsetFetch", 1, lambda: cluster.kill(old))  # dies between the two samples
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--all-groups", "--sample", "1",
+                       "--format", "json", "--timeout", "20")
+    assert rc == 0, err
+    assert cluster.coordinator_of("app") != old
+    rows = {(r["group"], r["topic"], r["partition"]): r for r in json.loads(out)}
+    assert rows[("app", "orders", 0)]["current_offset"] == 50 and rows[("idle", "orders", 0)]["current_offset"] == 10
+    assert rows[("app", "orders", 0)]["log_end_offset"] == 100  # leaders moved too
+    assert sum(cluster.count("FindCoordinator").values()) >= 2
+
+
+def test_not_coordinator_and_load_in_progress_are_retried(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("app")
+    new = next(i for i in sorted(cluster.brokers) if i != old)
+    cluster.after("FindCoordinator", 1, lambda: cluster.move_coordinator("app", new))
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app", "--state")
+    assert rc == 0, err
+    host, port = cluster.endpoint(new)
+    assert out.splitlines()[2].split()[:3] == ["app", f"{host}:{port}", f"({new})"]
+    assert sum(cluster.count("FindCoordinator").values()) >= 2
+    cluster.load_in_progress("idle", 3)
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle")
+    assert rc == 0 and "idle            orders          0          10" in out, err
+    assert cluster.loading["idle"] == 0
+    cluster.load_in_progress("idle", 10**6)  # never loads: the user's --timeout, reported as given
+    start = time.monotonic()
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--timeout", "2")
+    assert (rc, out) == (3, ""), err
+    assert time.monotonic() - start < 2 + 3
+    assert err.startswith("kafkatool: offsets: DescribeGroups: no answer within --timeout 2s (last error: ")
+    assert "CoordinatorLoadInProgress" in err and err.count("\n") == 1
+
+
+def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaCluster) -> None:
+    """A broker that accepts connections and never answers: the whole command stays within --timeout
+    and the message names the user's value (it used to take 10.8 s and say 'after 9999 ms')."""
+    frozen = cluster.coordinator_of("app")
+    others = ",".join(f"127.0.0.1:{cluster.endpoint(i)[1]}" for i in sorted(cluster.brokers) if i != frozen)
+    cluster.freeze(frozen)
+    start = time.monotonic()
+    rc, out, err = cli("offsets", "--bootstrap-server", others, "--group", "app", "--timeout", "3")
+    elapsed = time.monotonic() - start
+    assert (rc, out) == (3, ""), err
+    assert elapsed < 3 + 2, elapsed
+    assert "no answer within --timeout 3s" in err and err.count("\n") == 1, err

@@ -308,6 +308,7 @@ def _collect(gather: Any, brokers: Any, time_lag: bool, sample: float | None, fe
     if sample is not None:
         first = rep.sample_key(gather())
         start = time.monotonic()
+        brokers.pause(sample)  # --timeout bounds the cluster work, not the wait asked for
         time.sleep(sample)
         reports = gather()
         rep_elapsed = time.monotonic() - start

@@ -131,11 +131,20 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
         cfg.setdefault("bootstrap_timeout_ms", int(timeout * 1000))
+
     try:
-        return KafkaAdminClient(**cfg)
+        admin = KafkaAdminClient(**cfg)
     except KafkaConfigurationError as exc:
         raise ClusterInputError(f"--command-config: {exc}") from None
     except KafkaError as exc:
         raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
     except OSError as exc:
         raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None
+    # A broker that accepts connections and never answers must not cost 10 s (kafka-python's
+    # connection set-up timeout, which the admin client does not let us configure) past --timeout.
+    manager_config = getattr(getattr(admin, "_manager", None), "config", None)
+    if isinstance(manager_config, dict):
+        for key in ("socket_connection_setup_timeout_ms", "socket_connection_setup_timeout_max_ms"):
+            if key in manager_config:
+                manager_config[key] = min(manager_config[key], int(timeout * 1000))
+    return admin

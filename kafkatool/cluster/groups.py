@@ -18,6 +18,7 @@ batch or two per partition.  kafka-python and kazoo are imported lazily by `kafk
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -127,15 +128,43 @@ class BrokerOffsets:
     `requests` counts what was sent, per (broker id, API), for reports and the benchmark.
     """
 
-    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT, started: float | None = None) -> None:
         self.admin = admin
         self.timeout = timeout
+        # --timeout bounds the whole command's cluster work, not each call: one deadline for all.
+        self.deadline = (time.monotonic() if started is None else started) + timeout
         self.requests: Counter[tuple[int | None, str]] = Counter()
         self._meta: ClusterMetadata | None = None
 
     @classmethod
     def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> BrokerOffsets:
-        return cls(admin_client(bootstrap, command_config, timeout), timeout)
+        started = time.monotonic()
+        return cls(admin_client(bootstrap, command_config, timeout), timeout, started)
+
+    def remaining(self) -> float:
+        """Seconds left of --timeout."""
+        return self.deadline - time.monotonic()
+
+    def pause(self, seconds: float) -> None:
+        """Leave out a wait the user asked for (--sample) from the deadline."""
+        self.deadline += seconds
+
+    def out_of_time(self, what: str, last: object = None) -> ClusterError:
+        why = f" (last error: {last})" if last else ""
+        return ClusterError(f"{what}: no answer within --timeout {self.timeout:g}s{why}")
+
+    def bounded(self, what: str, coro: Any) -> Any:
+        """Run a kafka-python coroutine on its IO loop, given at most the time left of --timeout."""
+        mgr = self.admin._manager
+        left_ms = int(self.remaining() * 1000)
+        if left_ms <= 0:
+            coro.close()
+            raise self.out_of_time(what)
+
+        async def call() -> Any:
+            return await mgr.wait_for(mgr.call_soon(coro), left_ms)
+
+        return mgr.run(call)
 
     def close(self) -> None:
         try:
@@ -151,7 +180,9 @@ class BrokerOffsets:
         connections, authentication and version negotiation stay kafka-python's.
         """
         mgr = self.admin._manager
-        timeout_ms = int(self.timeout * 1000)
+        timeout_ms = int(min(self.timeout, self.remaining()) * 1000)
+        if timeout_ms <= 0:
+            raise self.out_of_time("request to the brokers")
         for node, req in requests:
             self.requests[(node, type(req).__name__.removesuffix("Request"))] += 1
 
@@ -159,8 +190,8 @@ class BrokerOffsets:
             futures = [mgr.send(req, node_id=node, request_timeout_ms=timeout_ms) for node, req in requests]
             out: list[Any] = []
             for fut in futures:
-                try:
-                    out.append(await fut)
+                try:  # a connection that never completes is bounded too, not only the request
+                    out.append(await mgr.wait_for(fut, timeout_ms))
                 except Exception as exc:  # noqa: BLE001 - returned to the caller per request
                     out.append(exc)
             return out
@@ -216,8 +247,8 @@ class BrokerOffsets:
     def list_offsets(self, specs: dict[TP, int]) -> dict[TP, ListedOffset]:
         """Offsets by spec (LATEST, EARLIEST, MAX_TIMESTAMP or a timestamp in ms) per partition.
 
-        One ListOffsets per leader, all in flight at once; a partition whose leader moved is asked
-        again once after a metadata refresh.  Errors are per partition, never for the whole call.
+        One ListOffsets per leader, all in flight at once; a partition whose leader moved (or could
+        not be reached) is asked again once after a metadata refresh.  Errors are per partition, never for the whole call.
         """
         out: dict[TP, ListedOffset] = {}
         pending = dict(specs)
@@ -235,7 +266,10 @@ class BrokerOffsets:
             for n, resp in zip(nodes, resps, strict=True):
                 if isinstance(resp, Exception):
                     for tp in groups[n]:
-                        out[tp] = ListedOffset(None, None, f"broker {n}: {resp}")
+                        if attempt == 0:  # the leader may be gone: ask again after a metadata refresh
+                            retry[tp] = pending[tp]
+                        else:
+                            out[tp] = ListedOffset(None, None, f"broker {n}: {resp}")
                     continue
                 for t in resp.topics:
                     for p in t.partitions:
@@ -306,7 +340,10 @@ class BrokerOffsets:
             for n, resp in zip(nodes, resps, strict=True):
                 if isinstance(resp, Exception):
                     for tp in groups[n]:
-                        out[tp] = RecordStamp(None, None, error=f"broker {n}: {resp}")
+                        if attempt + 1 < _FETCH_ROUNDS:  # the leader may be gone: after a metadata refresh
+                            again[tp] = pending[tp]
+                        else:
+                            out[tp] = RecordStamp(None, None, error=f"broker {n}: {resp}")
                     continue
                 for t in resp.responses:
                     name = str(t.topic or ids.get(getattr(t, "topic_id", None)))
@@ -431,27 +468,53 @@ def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int
 
 
 class KafkaGroups:
-    """Groups stored and coordinated by the brokers, through kafka-python's Admin client."""
+    """Groups stored and coordinated by the brokers, through kafka-python's Admin client.
+
+    Coordinators move (a broker dies, `__consumer_offsets` leadership changes): as Kafka's admin
+    client does, a call that meets a lost connection, NOT_COORDINATOR or
+    COORDINATOR_LOAD_IN_PROGRESS forgets the groups' coordinators, looks them up again and retries,
+    until the command's --timeout runs out.
+    """
 
     def __init__(self, brokers: BrokerOffsets) -> None:
         self.brokers = brokers
         self.admin = brokers.admin
 
-    def _call(self, what: str, fn: Any, *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except ClusterError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - kafka-python raises many types; all mean "cluster said no"
-            raise ClusterError(f"{what}: {exc}") from None
+    def _call(self, what: str, make: Any, groups: Iterable[str] = ()) -> Any:
+        """Run the coroutine `make()` returns, retried over coordinator moves within --timeout
+        (`make` runs in the caller's thread before each attempt)."""
+        delay = 0.05
+        last: Exception | None = None
+        while True:
+            if self.brokers.remaining() <= 0:
+                raise self.brokers.out_of_time(what, last)
+            try:
+                return self.brokers.bounded(what, make())
+            except ClusterError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - kafka-python raises many types
+                if not _retriable(exc):
+                    raise ClusterError(f"{what}: {exc}") from None
+                last = exc
+            self._forget_coordinators(groups)
+            time.sleep(max(0.0, min(delay, self.brokers.remaining())))
+            delay = min(delay * 2, 1.0)
+
+    def _forget_coordinators(self, groups: Iterable[str]) -> None:
+        cache = getattr(self.admin._manager.cluster, "_coordinators", None)
+        if isinstance(cache, dict):
+            wanted = set(groups)
+            for key in [k for k in cache if isinstance(k, tuple) and len(k) == 2 and k[1] in wanted]:
+                cache.pop(key, None)
 
     def list_groups(self) -> list[str]:
         """Consumer groups (protocol type "consumer" or empty), as kafka-consumer-groups --list."""
-        listed = self._call("ListGroups", self.admin.list_groups)
+        listed = self._call("ListGroups", lambda: self.admin._async_list_groups(
+            broker_ids=sorted(self.brokers.metadata(refresh=True).brokers)))
         return sorted({g["group_id"] for g in listed if g.get("protocol_type", "") in ("consumer", "")})
 
     def coordinators(self, groups: list[str]) -> dict[str, Broker | None]:
-        ids = self._call("FindCoordinator", self.admin._manager.run, self.admin._find_coordinator_ids, groups)
+        ids = self._call("FindCoordinator", lambda: self.admin._find_coordinator_ids(groups), groups=groups)
         brokers = self.brokers.metadata().brokers
         return {g: brokers.get(ids.get(g, -1)) for g in groups}
 
@@ -459,8 +522,16 @@ class KafkaGroups:
         """DescribeGroups, one request per coordinator."""
         if not groups:
             return {}
+
+        async def describe() -> Any:
+            raw = await self.admin._async_describe_groups(groups)
+            for d in raw.values():
+                if d.get("error") and _retriable_text(str(d["error"])):
+                    raise _CoordinatorMoved(str(d["error"]))
+            return raw
+
+        raw = self._call("DescribeGroups", describe, groups=groups)  # (describe() makes the coroutine)
         coords = self.coordinators(groups)
-        raw = self._call("DescribeGroups", self.admin.describe_groups, groups)
         out = {}
         for g in groups:
             d = raw.get(g)
@@ -500,7 +571,8 @@ class KafkaGroups:
         """
         if not groups:
             return {}
-        raw = self._call("OffsetFetch", self.admin.list_group_offsets, {g: None for g in groups})
+        raw = self._call("OffsetFetch", lambda: self.admin._async_list_group_offsets({g: None for g in groups}),
+                         groups=groups)
         out: dict[str, dict[TP, Committed | None]] = {}
         for g in groups:
             per = {}
@@ -518,12 +590,37 @@ class KafkaGroups:
         if not offsets:
             return {}
         req = {TopicPartition(t, p): OffsetAndMetadata(o, "", None) for (t, p), o in offsets.items()}
-        res = self._call("OffsetCommit", self.admin.alter_group_offsets, group, req)
+
+        async def commit() -> Any:
+            res = await self.admin._async_alter_group_offsets(group, req)
+            moved = [e for e in res.values() if _retriable_text(getattr(e, "__name__", str(e)))]
+            if moved:
+                raise _CoordinatorMoved(getattr(moved[0], "__name__", str(moved[0])))
+            return res
+
+        res = self._call("OffsetCommit", commit, groups=[group])  # (commit() makes the coroutine)
         out: dict[TP, str | None] = {}
         for tp, err in res.items():
             name = getattr(err, "__name__", str(err))
             out[(tp.topic, tp.partition)] = None if name == "NoError" else name
         return out
+
+
+class _CoordinatorMoved(Exception):
+    """A group-level NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS inside a response."""
+
+
+# What Kafka's admin client retries after looking the coordinator up again.
+_RETRIABLE = ("NotCoordinator", "CoordinatorLoadInProgress", "CoordinatorNotAvailable", "KafkaConnectionError",
+              "NodeNotReady", "RequestTimedOut", "KafkaTimeoutError", "ConnectionError", "Event loop stopped")
+
+
+def _retriable_text(text: str) -> bool:
+    return any(name in text for name in _RETRIABLE)
+
+
+def _retriable(exc: Exception) -> bool:
+    return isinstance(exc, (_CoordinatorMoved, ConnectionError)) or _retriable_text(f"{type(exc).__name__} {exc}")
 
 
 # --------------------------------------------------------------------------------------------------
