@@ -180,7 +180,8 @@ def test_sampling_measures_rates() -> None:
 
 def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster, tmp_path: Path) -> None:
     b = cluster.bootstrap
-    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "idle", "--all-topics", "--to-earliest")
+    rc, out, err = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
+                       "--all-topics", "--to-earliest")
     assert rc == 0 and "dry run" in err
     assert out == ("\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n"
                    "idle                           orders                         0          0              \n"
@@ -203,8 +204,8 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
         assert cluster.groups["idle"].offsets == saved, fmt
     assert (tmp_path / "idle.csv").read_text() == "orders,0,10\npayments,0,40\n\n"
 
-    rc, out, _ = cli("offsets", "reset", "--bootstrap-server", b, "--group", "idle", "--topic", "payments",
-                     "--to-datetime", "2023-11-14T22:13:40.000Z", "--export")
+    rc, out, _ = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
+                     "--topic", "payments", "--to-datetime", "2023-11-14T22:13:40.000Z", "--export")
     assert cluster.partition("payments", 0).offset_for_time(1_700_000_020_000)[0] == 20  # 22:13:40Z is record 20
     assert out == "payments,0,20\npayments,1,20\n\n"
 
@@ -353,3 +354,71 @@ def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaC
     assert (rc, out) == (3, ""), err
     assert elapsed < 3 + 2, elapsed
     assert "no answer within --timeout 3s" in err and err.count("\n") == 1, err
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka 4.0's text: row order from the HashMaps of ConsumerGroupCommand.java, state line first
+
+
+def test_kafka_40_describe_and_reset_order(cluster: FakeKafkaCluster) -> None:
+    """Kafka 4.0 collects each member's partitions, sorted by partition, into the HashMap of log-end
+    offsets and prints that map's order: 3, 2, 1, 0 for one topic (TopicPartition.hashCode buckets
+    fall by one per partition); `has no active members` comes before the table."""
+    cluster.add_topic("t", 4, log_end=100)
+    cluster.add_group("four", state="Empty", offsets={("t", p): (10 + p, "") for p in range(4)})
+    rc, out, err = cli("--kafka-release", "4.0", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "four")
+    assert rc == 0, err
+    assert [line.split()[2] for line in out.splitlines()[2:]] == ["3", "2", "1", "0"]
+    assert err == "\nConsumer group 'four' has no active members.\n"
+    rc, out33, _ = cli("--kafka-release", "3.3", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "four")
+    assert [line.split()[2] for line in out33.splitlines()[2:]] == ["0", "1", "2", "3"]  # Scala Map4: insertion order
+    rc, out, err = cli("--kafka-release", "4.0", "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "four", "--group", "idle", "--all-topics", "--to-earliest")
+    assert rc == 0, err
+    rows = [tuple(line.split()[:3]) for line in out.splitlines()[2:]]
+    from kafkatool.cluster.javaorder import grown_capacity, hash_order, string_hash
+
+    groups = hash_order(["four", "idle"], string_hash, grown_capacity(2))
+    want = {"four": [("t", p) for p in range(4)], "idle": [("orders", 0), ("payments", 0)]}
+    assert rows == [(g, t, str(p)) for g in groups for t, p in rep.java_hashmap_order(want[g])]
+    assert [p for g, _, p in rows if g == "four"] == ["3", "2", "1", "0"]
+
+
+def test_kafka_40_state_line_is_written_before_the_table(cluster: FakeKafkaCluster) -> None:
+    """One stream, as a terminal shows it: 4.0 writes the stderr line first, 3.3's tool after."""
+    import subprocess
+    import sys
+
+    def merged(release: str) -> str:
+        return subprocess.run([sys.executable, "-m", "kafkatool", "--kafka-release", release, "offsets",
+                               "--bootstrap-server", cluster.bootstrap, "--group", "idle"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120, check=True).stdout
+
+    assert merged("4.0").startswith("\nConsumer group 'idle' has no active members.\n\nGROUP ")
+    assert merged("3.3").endswith("\nConsumer group 'idle' has no active members.\n")
+
+
+def test_consumer_protocol_groups_are_described_with_consumer_group_describe() -> None:
+    """KIP-848 groups (group.protocol=consumer) answer ConsumerGroupDescribe (API 69); classic groups
+    answer it GROUP_ID_NOT_FOUND and are described by DescribeGroups, as Kafka 4.0's admin client does."""
+    with FakeKafkaCluster(brokers=2, version=(4, 0)) as c:
+        c.add_topic("orders", 4, log_end=100)
+        c.add_topic("t", 4, log_end=100)
+        c.add_group("kip848", state="Stable", protocol="uniform", group_type="consumer", members=[
+            FakeMember("Mx1", "consumer-kip848-1", "/10.0.0.9", [("t", 0), ("t", 1), ("t", 2), ("t", 3)]),
+        ], offsets={("t", p): (90, "") for p in range(4)})
+        c.add_group("old", state="Empty", offsets={("orders", 0): (5, "")})
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--group", "old")
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert [(x.split()[0], x.split()[2], x.split()[6]) for x in lines if x.startswith("kip848")] == [
+            ("kip848", p, "Mx1") for p in ("3", "2", "1", "0")]
+        assert [x.split()[:4] for x in lines if x.startswith("old ")] == [["old", "orders", "0", "5"]]
+        assert sum(c.count("ConsumerGroupDescribe").values()) >= 1 and sum(c.count("DescribeGroups").values()) >= 1
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--state")
+        assert rc == 0 and out.splitlines()[2].split()[-3:] == ["uniform", "Stable", "1"], (out, err)
+    with FakeKafkaCluster(brokers=1, version=(3, 3)) as c:  # no API 69: DescribeGroups only
+        c.add_topic("orders", 1, log_end=10)
+        c.add_group("old", state="Empty", offsets={("orders", 0): (5, "")})
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "old")
+        assert rc == 0 and "ConsumerGroupDescribe" not in {a for _, a in c.requests}, err

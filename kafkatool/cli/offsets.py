@@ -19,10 +19,11 @@ from typing import Any
 import typer
 
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
-from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, Timeout, cluster_errors
+from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, cluster_errors
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
 from kafkatool.cli.progress import progress
 from kafkatool.cli.render import check_format, render_rows
+from kafkatool.release import text_release
 
 DESCRIBE_HELP = """Committed offsets, log-end offsets and lag of consumer groups, live or from log segments.
 
@@ -75,6 +76,9 @@ _BOOTSTRAP = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT[,HOST:P
 _ZOOKEEPER = typer.Option(None, "--zookeeper", metavar="HOST:PORT[,…][/CHROOT]",
                           help="ZooKeeper of a Kafka 0.8–2.x cluster: groups of the old (ZooKeeper) consumer.")
 _TOPIC = typer.Option(None, "--topic", "-t", help="Only these topics (repeat or comma-separate).")
+_TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS",
+                        help="Limit for the command's cluster work as a whole, retries after a coordinator "
+                             "moved included (--sample's wait not counted).")
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -224,7 +228,7 @@ def describe(
     offsets_partitions: int = typer.Option(None, "--offsets-partitions", help="Offline: __consumer_offsets partition count, to read only the groups' partitions."),
     fetch_bytes: int = typer.Option(2048, "--fetch-bytes", help="Time lag: bytes fetched per partition at first (a compressed batch cut short is fetched again whole)."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     if ctx.invoked_subcommand is not None:
@@ -294,7 +298,7 @@ def describe(
                 names = kg.list_groups() if all_groups else groups
 
                 def gather() -> list[Any]:
-                    return rep.gather_kafka(kg, bo, names, topics)
+                    return rep.gather_kafka(kg, bo, names, topics, text_release())
 
                 reports = _collect(gather, bo, measure_time_lag, sample, fetch_bytes)
             broker_map = None
@@ -355,7 +359,12 @@ def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, v
     elif state:
         _emit(*rep.format_state([_state_row(r) for r in reports if r.state is not None]))
     else:
-        _emit(*rep.format_describe([(r.group, r.state, r.rows if r.state is not None else None) for r in reports]))
+        groups = [(r.group, r.state, r.rows if r.state is not None else None) for r in reports]
+        if text_release().at_least("4.0"):  # each group's state line before its table
+            for stream, text in rep.describe_chunks(groups):
+                _emit(text) if stream == "out" else _emit("", text)
+        else:
+            _emit(*rep.format_describe(groups))
     pending = [(r.group, r.pending) for r in reports if r.pending]
     for g, n in pending:
         sys.stderr.write(f"kafkatool: note: group '{g}' has {n} transactional offset commit(s) still pending (not counted)\n")
@@ -408,7 +417,7 @@ def _describe_offline(log_dirs: list[Path], groups: list[str] | None, topics: li
         _exit_for([], [], None, None, st.problems)
         return
     st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions)
-    reports = rep.gather_offline(st, log_dirs, groups, topics)
+    reports = rep.gather_offline(st, log_dirs, groups, topics, text_release())
     _render_describe(reports, "log-dir", fmt, members, verbose, False, False, False, None)
     _exit_for(reports, groups or [], None, None, st.problems)
 
@@ -446,7 +455,7 @@ def export(
     topic: list[str] = _TOPIC,
     output_format: str = typer.Option("csv", "--format", help="csv (Kafka's --export), zk (ExportZkOffsets) or json."),
     output: Path = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     fmt = check_format(output_format, ("csv", "zk", "json"))
@@ -481,7 +490,7 @@ def export(
             with _brokers(bootstrap_server, command_config, timeout) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
-                reports = rep.gather_kafka(kg, bo, names, topics)
+                reports = rep.gather_kafka(kg, bo, names, topics, text_release())
                 if fmt == "json":
                     rep.add_time_lag(reports, bo, int(time.time() * 1000))
     missing = [r.group for r in reports if not all_groups and (r.state is None or r.state == "Dead") and not r.rows]
@@ -568,7 +577,7 @@ def reset(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show the plan (the default)."),
     export_csv: bool = typer.Option(False, "--export", help="Print the plan as Kafka's --export CSV."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
 ) -> None:
     from kafkatool.ops import offsets_report as rep
 
@@ -643,13 +652,15 @@ def reset(
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
     if export_csv or fmt == "text":  # Kafka prints them while planning, before either text
-        from kafkatool.release import text_release
-
         _emit(rep.format_reset_warnings(plans, text_release()))
     if export_csv:
-        _emit(rep.export_csv({p.group: p.offsets for p in plans}, with_group=not (len(groups) == 1 and not all_groups)))
+        ordered: dict[str, dict[Any, int]] = {}
+        for g, t, part, o in rep.reset_rows(plans, text_release()):
+            ordered.setdefault(g, {})[(t, part)] = o
+        _emit(rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups),
+                             keep_order=text_release().at_least("4.0")))
     elif fmt == "text":
-        _emit(rep.format_reset(plans))
+        _emit(rep.format_reset(plans, text_release()))
     else:
         render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
                      for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
@@ -693,7 +704,7 @@ def end(
     command_config: CommandConfig = None,
     exclude_internal_topics: bool = typer.Option(False, "--exclude-internal-topics", help="Leave out __consumer_offsets and the like."),
     output_format: str = typer.Option("text", "--format", help="text (GetOffsetShell's), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
     _check_timeout(timeout)

@@ -37,6 +37,7 @@ MAX_TIMESTAMP = -3
 # Broker error codes this module reacts to (Kafka's Errors enum).
 _ERR_OFFSET_OUT_OF_RANGE = 1
 _ERR_NOT_LEADER = 6
+_ERR_UNSUPPORTED_VERSION = 35
 
 
 @dataclass(slots=True)
@@ -60,6 +61,7 @@ class GroupInfo:
     protocol: str = ""
     coordinator: Broker | None = None
     members: list[Member] = field(default_factory=list)
+    group_type: str = "classic"  # "consumer": the KIP-848 protocol, described by ConsumerGroupDescribe
 
     @property
     def active(self) -> bool:
@@ -518,22 +520,70 @@ class KafkaGroups:
         brokers = self.brokers.metadata().brokers
         return {g: brokers.get(ids.get(g, -1)) for g in groups}
 
+    def _consumer_describe_supported(self) -> bool:
+        from kafkatool.cluster.kip848 import ConsumerGroupDescribeRequest
+
+        try:
+            return int(self.admin._manager.broker_version_data.api_version(ConsumerGroupDescribeRequest)) >= 0
+        except Exception:  # noqa: BLE001 - IncompatibleBrokerVersion and the like: the broker lacks it
+            return False
+
+    async def _consumer_describe(self, groups: list[str]) -> dict[str, Any]:
+        """ConsumerGroupDescribe per coordinator: the groups on the new protocol (others are left out:
+        the broker answers GROUP_ID_NOT_FOUND for classic groups, as Kafka 4.0's admin client expects)."""
+        from kafkatool.cluster.kip848 import GROUP_ID_NOT_FOUND, ConsumerGroupDescribeRequest
+
+        mgr = self.admin._manager
+        by_coordinator: dict[Any, list[str]] = defaultdict(list)
+        for g, c in (await self.admin._find_coordinator_ids(groups)).items():
+            by_coordinator[c].append(g)
+        out: dict[str, Any] = {}
+        for c, gs in by_coordinator.items():
+            resp = await mgr.send(ConsumerGroupDescribeRequest(group_ids=gs, include_authorized_operations=False),
+                                  node_id=c)
+            for dg in resp.groups:
+                if dg.error_code == 0:
+                    out[dg.group_id] = dg
+                elif dg.error_code in (GROUP_ID_NOT_FOUND, _ERR_UNSUPPORTED_VERSION):
+                    continue  # a classic group (or none): DescribeGroups says which
+                elif _error_name(dg.error_code).startswith(("NotCoordinator", "CoordinatorLoad", "CoordinatorNotAvail")):
+                    raise _CoordinatorMoved(_error_name(dg.error_code))
+                else:
+                    raise ClusterError(f"ConsumerGroupDescribe {dg.group_id}: {_error_name(dg.error_code)}"
+                                       + (f": {dg.error_message}" if dg.error_message else ""))
+        return out
+
     def describe(self, groups: list[str]) -> dict[str, GroupInfo]:
-        """DescribeGroups, one request per coordinator."""
+        """The groups' state and members, one request per coordinator.
+
+        As Kafka 4.0's admin client: ConsumerGroupDescribe first when the broker has it (groups on
+        the KIP-848 consumer protocol), DescribeGroups for the rest (classic groups).
+        """
         if not groups:
             return {}
+        new_api = self._consumer_describe_supported()
 
         async def describe() -> Any:
-            raw = await self.admin._async_describe_groups(groups)
+            new = await self._consumer_describe(groups) if new_api else {}
+            classic = [g for g in groups if g not in new]
+            raw = await self.admin._async_describe_groups(classic) if classic else {}
             for d in raw.values():
                 if d.get("error") and _retriable_text(str(d["error"])):
                     raise _CoordinatorMoved(str(d["error"]))
-            return raw
+            return new, raw
 
-        raw = self._call("DescribeGroups", describe, groups=groups)  # (describe() makes the coroutine)
+        new, raw = self._call("DescribeGroups", describe, groups=groups)  # (describe() makes the coroutine)
         coords = self.coordinators(groups)
+        from kafkatool.cluster.kip848 import assignment_partitions
+
         out = {}
         for g in groups:
+            dg = new.get(g)
+            if dg is not None:
+                members = [Member(m.member_id, m.client_id, m.client_host, m.instance_id,
+                                  assignment_partitions(m.assignment)) for m in dg.members]
+                out[g] = GroupInfo(g, dg.group_state, "consumer", dg.assignor_name, coords.get(g), members, "consumer")
+                continue
             d = raw.get(g)
             if d is None:
                 out[g] = GroupInfo(g, "Dead", "", "", coords.get(g), [])

@@ -191,19 +191,28 @@ def describe_rows(
     members: Iterable[Any],
     committed: dict[TP, int | None],
     log_end: dict[TP, int | None],
+    release: Any = None,
 ) -> list[PartitionLag]:
     """`collectGroupsOffsets` of ConsumerGroupCommand: rows in the order Kafka prints them.
 
     `members` have `member_id`, `host`, `client_id` and `assignment` (list of TP in wire order);
     `committed` is in the order the broker returned it (None values: no offset).
+
+    Kafka 3.3 (Scala): a member's partitions from a Java `HashSet`, unassigned ones from a Scala
+    `mutable.HashMap`, each list sorted by partition and rebuilt as a Scala immutable `Map`.
+    Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
+    `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
+    (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
     """
+    java = release is not None and release.at_least("4.0")
     rows: list[PartitionLag] = []
     with_assignment = [m for m in members if m.assignment]
-    with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >): stable
+    with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >) / reversed comparator: stable
     assigned: set[TP] = set()
 
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
-        ordered = scala_immutable_map_order(sorted(tps, key=lambda tp: tp[1]))
+        by_partition = sorted(tps, key=lambda tp: tp[1])
+        ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
         for tp in ordered:
             off = committed.get(tp)
             leo = log_end.get(tp)
@@ -215,7 +224,8 @@ def describe_rows(
         consumer_rows(tps, m.member_id, m.host, m.client_id)
     unassigned = [tp for tp in committed if tp not in assigned]
     if unassigned:
-        consumer_rows(scala_mutable_map_order(unassigned), MISSING, MISSING, MISSING)
+        consumer_rows(java_hashmap_order(unassigned) if java else scala_mutable_map_order(unassigned),
+                      MISSING, MISSING, MISSING)
     return rows
 
 
@@ -228,7 +238,7 @@ def _state_message(group: str, state: str | None, num_rows: int | None) -> tuple
         out = f"\nError: Consumer group '{group}' does not exist.\n"
     elif state == "Empty":
         err = f"\nConsumer group '{group}' has no active members.\n"
-    elif state in ("PreparingRebalance", "CompletingRebalance"):
+    elif state in ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"):  # (the last two: 4.0)
         err = f"\nWarning: Consumer group '{group}' is rebalancing.\n"
     elif state != "Stable":
         raise ValueError(f"Expected a valid consumer group state, but found '{state or 'NONE'}'.")
@@ -241,14 +251,24 @@ def _s(v: object) -> str:
 
 def format_describe(groups: list[tuple[str, str | None, list[PartitionLag] | None]]) -> tuple[str, str]:
     """`printOffsets`: (stdout, stderr) for groups in sorted order, each (group, state, rows)."""
-    out: list[str] = []
-    err: list[str] = []
+    chunks = describe_chunks(groups)
+    return "".join(t for k, t in chunks if k == "out"), "".join(t for k, t in chunks if k == "err")
+
+
+def describe_chunks(groups: list[tuple[str, str | None, list[PartitionLag] | None]]) -> list[tuple[str, str]]:
+    """`printOffsets` as ("out" | "err", text) pieces in the order Kafka writes them: per group its
+    state line (stderr for `has no active members`) before its table.  Kafka 4.0's output shows
+    them so; 3.3's tool printed its stderr lines after the tables (`format_describe`)."""
+    chunks: list[tuple[str, str]] = []
     for group, state, rows in sorted(groups, key=lambda g: g[0]):
         o, e, show = _state_message(group, state, None if rows is None else len(rows))
-        out.append(o)
-        err.append(e)
+        if o:
+            chunks.append(("out", o))
+        if e:
+            chunks.append(("err", e))
         if not show or rows is None:
             continue
+        out: list[str] = []
         wg = max([15] + [len(r.group) for r in rows])
         wt = max([15] + [len(_s(r.topic)) for r in rows])
         wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
@@ -259,7 +279,8 @@ def format_describe(groups: list[tuple[str, str | None, list[PartitionLag] | Non
         for r in rows:
             out.append(fmt.format(r.group, _s(r.topic), _s(r.partition), _s(r.current_offset), _s(r.log_end_offset),
                                   _s(r.lag), _s(r.consumer_id), _s(r.host), _s(r.client_id)))
-    return "".join(out), "".join(err)
+        chunks.append(("out", "".join(out)))
+    return chunks
 
 
 @dataclass(slots=True)
@@ -555,14 +576,14 @@ def format_history(events: list[Any]) -> str:
 # Export / import
 
 
-def export_csv(offsets: dict[str, dict[TP, int]], with_group: bool) -> str:
+def export_csv(offsets: dict[str, dict[TP, int]], with_group: bool, keep_order: bool = False) -> str:
     """Kafka's `--reset-offsets --export` CSV: `topic,partition,offset` (one group) or with the group
-    first; rows end with a newline and Kafka's `println` adds one more.  Rows are sorted (Kafka's
-    order follows its hash maps)."""
+    first; rows end with a newline and Kafka's `println` adds one more.  Rows are sorted unless
+    `keep_order` (the caller already has Kafka's hash-map order, `reset_rows`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    for g in sorted(offsets):
-        for (t, p), o in sorted(offsets[g].items()):
+    for g in (offsets if keep_order else sorted(offsets)):
+        for (t, p), o in (offsets[g].items() if keep_order else sorted(offsets[g].items())):
             w.writerow([g, t, p, o] if with_group else [t, p, o])
     return buf.getvalue() + "\n"
 
@@ -858,9 +879,25 @@ def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None)
     return hash_order(uniq, _tp_hash, grown_capacity(len(uniq), start))
 
 
-def format_reset(plans: list[ResetPlan]) -> str:
-    """`printOffsetsToReset` of Kafka 3.3 (rows sorted)."""
-    rows = [(p.group, t, part, o) for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())]
+def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, str, int, int]]:
+    """(group, topic, partition, offset) in the order Kafka prints a reset plan.
+
+    Kafka 4.0 walks a `HashMap` of groups, each a `HashMap` of partitions (`Collectors.toMap`);
+    for 3.3 the rows are sorted (see README: a known difference).
+    """
+    if release is not None and release.at_least("4.0"):
+        from kafkatool.cluster.javaorder import grown_capacity, hash_order, string_hash
+
+        by_group = {p.group: p for p in plans}
+        names = hash_order(list(by_group), string_hash, grown_capacity(len(by_group)))
+        return [(g, t, part, by_group[g].offsets[(t, part)])
+                for g in names for t, part in java_hashmap_order(list(by_group[g].offsets))]
+    return [(p.group, t, part, o) for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())]
+
+
+def format_reset(plans: list[ResetPlan], release: Any = None) -> str:
+    """`printOffsetsToReset`: Kafka 3.3's text (rows sorted), or 4.0's (rows in hash-map order)."""
+    rows = reset_rows(plans, release)
     if not rows:
         return ""
     fmt = "{:<30} {:<30} {:<10} {:<15}\n"
@@ -891,7 +928,8 @@ def _topic_filter(topics: Sequence[str] | None) -> Any:
     return (lambda t: True) if not wanted else wanted.__contains__
 
 
-def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Sequence[str] | None = None) -> list[GroupReport]:
+def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Sequence[str] | None = None,
+                 release: Any = None) -> list[GroupReport]:
     """Kafka-stored groups: DescribeGroups + OffsetFetch per coordinator, one ListOffsets per leader
     for the partitions of all the groups together."""
     keep = _topic_filter(topics)
@@ -910,7 +948,7 @@ def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Seq
         members = info.members
         if topics:
             members = [_filtered_member(m, keep) for m in members]
-        rows = describe_rows(g, info.state, members, offs, leo)
+        rows = describe_rows(g, info.state, members, offs, leo, release)
         meta = committed.get(g, {})
         for r in rows:
             c = meta.get((r.topic, r.partition)) if r.topic is not None else None
@@ -987,7 +1025,7 @@ def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], top
 
 
 def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None = None,
-                   topics: Sequence[str] | None = None) -> list[GroupReport]:
+                   topics: Sequence[str] | None = None, release: Any = None) -> list[GroupReport]:
     """Groups replayed from `__consumer_offsets` segments; log-end offsets from the partition dirs
     found in the same log dirs (`-` when the topic is not there)."""
     from pathlib import Path
@@ -1026,7 +1064,7 @@ def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None
         tps = set(committed) | {tp for m in members for tp in m.assignment}
         leo = {tp: leo_of(tp) for tp in tps}
         st = state.group_state(g)
-        rows = describe_rows(g, st, members, committed, leo)
+        rows = describe_rows(g, st, members, committed, leo, release)
         for r in rows:
             c = offs.get((r.topic, r.partition)) if r.topic is not None else None
             if c is not None:

@@ -41,6 +41,7 @@ OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
 COORDINATOR_LOAD_IN_PROGRESS = 14
+GROUP_ID_NOT_FOUND = 69
 NOT_COORDINATOR = 16
 UNKNOWN_MEMBER_ID = 25
 UNSUPPORTED_VERSION = 35
@@ -67,6 +68,17 @@ def _message_classes(kind: str) -> dict[int, Any]:
 
 _REQUESTS = _message_classes("request")
 _RESPONSES = _message_classes("response")
+
+
+def _add_kip848_messages() -> None:
+    """ConsumerGroupDescribe (API 69), which kafka-python has no classes for: kafkatool's."""
+    from kafkatool.cluster.kip848 import API_KEY, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+
+    _REQUESTS[API_KEY] = ConsumerGroupDescribeRequest
+    _RESPONSES[API_KEY] = ConsumerGroupDescribeResponse
+
+
+_add_kip848_messages()
 
 
 def encode_consumer_assignment(partitions: list[TP], user_data: bytes | None = None) -> bytes:
@@ -150,6 +162,7 @@ class FakeGroup:
     state: str = "Empty"
     protocol_type: str = "consumer"
     protocol: str = ""
+    group_type: str = "classic"  # "consumer": KIP-848, described by ConsumerGroupDescribe only
     members: list[FakeMember] = field(default_factory=list)
     offsets: dict[TP, tuple[int, str]] = field(default_factory=dict)
     commits: int = 0
@@ -434,7 +447,7 @@ class FakeKafkaCluster:
     def _on_ListGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         states = set(req.states_filter or []) if v >= 4 else set()
         groups = [
-            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type="classic")
+            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
             for g in self.groups.values()
             if self.coordinator_of(g.group_id) == node and (not states or g.state in states)
         ]
@@ -463,6 +476,42 @@ class FakeKafkaCluster:
             ]
             out.append(R.DescribedGroup(error_code=0, error_message=None, group_id=gid, group_state=g.state,
                                         protocol_type=g.protocol_type, protocol_data=g.protocol, members=members))
+        return {"throttle_time_ms": 0, "groups": out}
+
+    def _on_ConsumerGroupDescribe(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        """Groups on the consumer protocol; GROUP_ID_NOT_FOUND for classic (and unknown) groups, as a
+        4.0 broker answers, so the client falls back to DescribeGroups."""
+        G = R.DescribedGroup
+        M = G.Member
+        A = M.Assignment
+        out = []
+        for gid in req.group_ids:
+            code = self._group_error(node, gid)
+            g = self.groups.get(gid)
+            if not code and (g is None or g.group_type != "consumer"):
+                code = GROUP_ID_NOT_FOUND
+            if code:
+                out.append(G(error_code=code, error_message=None if code != GROUP_ID_NOT_FOUND else
+                             f"Group {gid} is not a consumer group.", group_id=gid, group_state="", group_epoch=-1,
+                             assignment_epoch=-1, assignor_name="", members=[], authorized_operations=-2147483648))
+                continue
+            assert g is not None
+
+            def assignment(tps: list[TP]) -> Any:
+                by_topic: dict[str, list[int]] = {}
+                for t, p in tps:
+                    by_topic.setdefault(t, []).append(p)
+                return A(topic_partitions=[A.TopicPartitions(topic_id=self.topic_ids.get(t, uuid.UUID(int=0)), topic_name=t,
+                                                             partitions=ps) for t, ps in by_topic.items()])
+
+            members = [M(member_id=m.member_id, instance_id=m.group_instance_id, rack_id=None, member_epoch=5,
+                         client_id=m.client_id, client_host=m.client_host,
+                         subscribed_topic_names=sorted({t for t, _ in m.assignment}), subscribed_topic_regex=None,
+                         assignment=assignment(m.assignment), target_assignment=assignment(m.assignment), member_type=1)
+                       for m in g.members]
+            out.append(G(error_code=0, error_message=None, group_id=gid, group_state=g.state, group_epoch=5,
+                         assignment_epoch=5, assignor_name=g.protocol or "uniform", members=members,
+                         authorized_operations=-2147483648))
         return {"throttle_time_ms": 0, "groups": out}
 
     def _group_offsets(self, gid: str, topics: Any, R_topic: Any, R_part: Any) -> list[Any]:
