@@ -29,13 +29,16 @@ DESCRIBE_HELP = """Committed offsets, log-end offsets and lag of consumer groups
 
 \b
 Sources (exactly one kind):
-  --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe (Kafka 3.3)
+  --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe of the
+                          release --kafka-release names (4.0 by default, or 3.3)
   --zookeeper Z           ZooKeeper-stored groups (old consumers); text is ConsumerOffsetChecker;
                           log-end offsets from the brokers registered in ZooKeeper (or --bootstrap-server)
   --log-dir DIR           offline: replay __consumer_offsets-* segments (no broker needed)
 
 --time-lag adds the timestamp of the record at each committed offset and its age; --sample SECONDS
-also measures consume and produce rates over that many seconds and estimates the time to drain.
+also measures consume and produce rates over that many seconds and estimates the time to drain;
+--max-time-lag measures the time lag even without --time-lag (the table stays Kafka's).
+A coordinator that dies or moves is looked up again until --timeout, which bounds the whole command.
 Nothing is ever consumed or committed as the group.
 
 \b
