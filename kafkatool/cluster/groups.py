@@ -152,7 +152,8 @@ class BrokerOffsets:
         self.deadline += seconds
 
     def out_of_time(self, what: str, last: object = None) -> ClusterError:
-        why = f" (last error: {last})" if last else ""
+        # (our own deadline's "Timed out after N ms" would only restate --timeout less clearly)
+        why = f" (last error: {last})" if last and "Timed out after" not in str(last) else ""
         return ClusterError(f"{what}: no answer within --timeout {self.timeout:g}s{why}")
 
     def bounded(self, what: str, coro: Any) -> Any:
