@@ -60,7 +60,8 @@ def test_describe_matches_kafka_consumer_groups(cluster: FakeKafkaCluster) -> No
 
 
 def test_members_state_and_machine_formats(cluster: FakeKafkaCluster) -> None:
-    rc, out, _ = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app", "--members", "--verbose")
+    rc, out, _ = cli("--kafka-release", "3.3", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app",
+                     "--members", "--verbose")
     assert rc == 0
     assert out.splitlines()[2:] == [
         "app             consumer-1-0a8c /10.0.0.1       consumer-1      2               orders(0,1)",
@@ -417,8 +418,37 @@ def test_consumer_protocol_groups_are_described_with_consumer_group_describe() -
         assert sum(c.count("ConsumerGroupDescribe").values()) >= 1 and sum(c.count("DescribeGroups").values()) >= 1
         rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--state")
         assert rc == 0 and out.splitlines()[2].split()[-3:] == ["uniform", "Stable", "1"], (out, err)
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--members", "--verbose")
+        assert rc == 0, err
+        assert out.splitlines()[2].split() == ["kip848", "Mx1", "/10.0.0.9", "consumer-kip848-1", "4", "5", "t:0,1,2,3",
+                                               "5", "t:0,1,2,3"]
     with FakeKafkaCluster(brokers=1, version=(3, 3)) as c:  # no API 69: DescribeGroups only
         c.add_topic("orders", 1, log_end=10)
         c.add_group("old", state="Empty", offsets={("orders", 0): (5, "")})
         rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "old")
         assert rc == 0 and "ConsumerGroupDescribe" not in {a for _, a in c.requests}, err
+
+
+def test_kafka_40_members_and_state_text(cluster: FakeKafkaCluster) -> None:
+    """4.0's printMembers/printStates (ConsumerGroupCommand.java): epochs and target assignments
+    with --verbose, a header even for an empty group, `host:port  (id)` and GROUP sized by the group."""
+    b = cluster.bootstrap
+    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--members", "--verbose")
+    assert rc == 0
+    assert out.splitlines()[1:] == [  # CURRENT-ASSIGNMENT is as wide as `orders:2,3;payments:0` (21)
+        "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     CURRENT-EPOCH   "
+        "CURRENT-ASSIGNMENT    TARGET-EPOCH    TARGET-ASSIGNMENT   ",
+        "app             consumer-1-0a8c /10.0.0.1       consumer-1      2               -               "
+        "orders:0,1            -               -                   ",
+        "app             consumer-2-77e3 /10.0.0.2       consumer-2      3               -               "
+        "orders:2,3;payments:0 -               -                   ",
+    ]
+    rc, out, err = cli("offsets", "--bootstrap-server", b, "--group", "idle", "--members")
+    assert (rc, err) == (0, "\nConsumer group 'idle' has no active members.\n")
+    assert out == "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     \n"
+    c = cluster.coordinator_of("app")
+    host, port = cluster.endpoint(c)
+    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--state")
+    coord = f"{host}:{port}  ({c})"
+    assert out == (f"\n{'GROUP':<15} {'COORDINATOR (ID)':<25} {'ASSIGNMENT-STRATEGY':<20} {'STATE':<20} #MEMBERS"
+                   f"\n{'app':<15} {coord:<25} {'range':<20} {'Stable':<20} 2\n")

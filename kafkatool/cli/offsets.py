@@ -195,6 +195,12 @@ def _read_log_dirs(log_dirs: list[Path], groups: list[str] | None, quiet: bool, 
         return replay_log_dirs(log_dirs, groups, on_event, offsets_partitions, bar.advance)
 
 
+def _emit_chunks(chunks: list[tuple[str, str]]) -> None:
+    """("out" | "err", text) pieces, each written (and flushed) in turn."""
+    for stream, text in chunks:
+        _emit(text) if stream == "out" else _emit("", text)
+
+
 def _emit(out: str, err: str = "") -> None:
     if out:
         sys.stdout.write(out)
@@ -357,15 +363,23 @@ def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, v
                 continue
             _emit(rep.format_offset_checker(r.rows, broker_map))
         return
+    kafka40 = text_release().at_least("4.0")  # 4.0: each group's state line written before its table
     if members:
-        _emit(*rep.format_members([(r.group, r.state, r.members if r.state is not None else None) for r in reports], verbose))
+        member_groups = [(r.group, r.state, r.members if r.state is not None else None) for r in reports]
+        if kafka40:
+            _emit_chunks(rep.members_chunks_40(member_groups, verbose))
+        else:
+            _emit(*rep.format_members(member_groups, verbose))
     elif state:
-        _emit(*rep.format_state([_state_row(r) for r in reports if r.state is not None]))
+        states = [_state_row(r) for r in reports if r.state is not None]
+        if kafka40:
+            _emit_chunks(rep.state_chunks_40(states))
+        else:
+            _emit(*rep.format_state(states))
     else:
         groups = [(r.group, r.state, r.rows if r.state is not None else None) for r in reports]
-        if text_release().at_least("4.0"):  # each group's state line before its table
-            for stream, text in rep.describe_chunks(groups):
-                _emit(text) if stream == "out" else _emit("", text)
+        if kafka40:
+            _emit_chunks(rep.describe_chunks(groups))
         else:
             _emit(*rep.format_describe(groups))
     pending = [(r.group, r.pending) for r in reports if r.pending]

@@ -49,6 +49,10 @@ class Member:
     host: str
     group_instance_id: str | None = None
     assignment: list[TP] = field(default_factory=list)
+    # KIP-848 groups (ConsumerGroupDescribe) only:
+    member_epoch: int | None = None
+    target_assignment: list[TP] = field(default_factory=list)
+    upgraded: bool | None = None  # None: not said (v0, classic); False: a classic member of a consumer group
 
 
 @dataclass(slots=True)
@@ -62,6 +66,8 @@ class GroupInfo:
     coordinator: Broker | None = None
     members: list[Member] = field(default_factory=list)
     group_type: str = "classic"  # "consumer": the KIP-848 protocol, described by ConsumerGroupDescribe
+    group_epoch: int | None = None
+    target_assignment_epoch: int | None = None
 
     @property
     def active(self) -> bool:
@@ -582,8 +588,12 @@ class KafkaGroups:
             dg = new.get(g)
             if dg is not None:
                 members = [Member(m.member_id, m.client_id, m.client_host, m.instance_id,
-                                  assignment_partitions(m.assignment)) for m in dg.members]
-                out[g] = GroupInfo(g, dg.group_state, "consumer", dg.assignor_name, coords.get(g), members, "consumer")
+                                  assignment_partitions(m.assignment), m.member_epoch,
+                                  assignment_partitions(m.target_assignment),
+                                  None if getattr(m, "member_type", -1) == -1 else m.member_type == 1)
+                           for m in dg.members]
+                out[g] = GroupInfo(g, dg.group_state, "consumer", dg.assignor_name, coords.get(g), members, "consumer",
+                                   dg.group_epoch, dg.assignment_epoch)
                 continue
             d = raw.get(g)
             if d is None:

@@ -292,19 +292,98 @@ class MemberRow:
     client_id: str
     partitions: int
     assignment: list[TP]
+    member_epoch: int | None = None  # KIP-848 groups: the member's epoch, its target, the group's target epoch
+    target_assignment: list[TP] = field(default_factory=list)
+    target_epoch: int | None = None
+    upgraded: bool | None = None
 
     def as_row(self) -> dict[str, Any]:
         d = asdict(self)
         d["assignment"] = [{"topic": t, "partition": p} for t, p in self.assignment]
+        d["target_assignment"] = [{"topic": t, "partition": p} for t, p in self.target_assignment]
         return d
 
 
-def member_rows(group: str, members: Iterable[Any]) -> list[MemberRow]:
+def member_rows(group: str, members: Iterable[Any], target_epoch: int | None = None) -> list[MemberRow]:
     return [
         MemberRow(group, m.member_id, m.group_instance_id or "", m.host, m.client_id, len(set(m.assignment)),
-                  list(m.assignment))
+                  list(m.assignment), getattr(m, "member_epoch", None), list(getattr(m, "target_assignment", []) or []),
+                  target_epoch, getattr(m, "upgraded", None))
         for m in members
     ]
+
+
+def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None]],
+                      verbose: bool = False) -> list[tuple[str, str]]:
+    """Kafka 4.0's `printMembers` as ("out" | "err", text) pieces in the order it writes them.
+
+    Unlike 3.3 it prints the header even for a group it reported as empty or missing, and
+    `--verbose` shows each member's epoch and assignment, the group's target epoch and the target
+    assignment (`topic:0,1;other:2`, partitions sorted as strings), plus UPGRADED when classic and
+    consumer-protocol members are mixed.
+    """
+    chunks: list[tuple[str, str]] = []
+    for group, state, rows in sorted(groups, key=lambda g: g[0]):
+        o, e, show = _state_message(group, state, None if rows is None else len(rows))
+        chunks += [(k, t) for k, t in (("out", o), ("err", e)) if t]
+        wg = wc = wh = wl = 15
+        wi = 17
+        wca = wta = 20
+        with_instance = classic = consumer = False
+        if show and rows:
+            for r in rows:
+                wg, wc, wi = max(wg, len(r.group)), max(wc, len(r.consumer_id)), max(wi, len(r.group_instance_id))
+                wh, wl = max(wh, len(r.host)), max(wl, len(r.client_id))
+                with_instance = with_instance or bool(r.group_instance_id)
+                wca = max(wca, len(_assignment_text_40(r.assignment)))
+                wta = max(wta, len(_assignment_text_40(r.target_assignment)))
+                classic = classic or r.upgraded is False
+                consumer = consumer or r.upgraded is True
+        migrating = classic and consumer
+        if with_instance:
+            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wi}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+            head = fmt.format("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        else:
+            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+            head = fmt.format("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        vfmt = f"{{:<15}} {{:<{wca}}} {{:<15}} {{:<{wta}}}" + (" {}" if migrating else "")
+        out = ["\n" + head + (vfmt.format("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
+                                           "UPGRADED") if verbose else "") + "\n"]
+        for r in rows or []:
+            line = (fmt.format(r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id, r.partitions)
+                    if with_instance else fmt.format(r.group, r.consumer_id, r.host, r.client_id, r.partitions))
+            if verbose:
+                line += vfmt.format(_s(r.member_epoch), _assignment_text_40(r.assignment), _s(r.target_epoch),
+                                    _assignment_text_40(r.target_assignment),
+                                    MISSING if r.upgraded is None else str(r.upgraded).lower())
+            out.append(line + "\n")
+        chunks.append(("out", "".join(out)))
+    return chunks
+
+
+def _assignment_text_40(assignment: list[TP]) -> str:
+    """4.0's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings), topics sorted, `;`."""
+    if not assignment:
+        return MISSING
+    by_topic: dict[str, list[str]] = {}
+    for t, p in assignment:
+        by_topic.setdefault(t, []).append(str(p))
+    return ";".join(sorted(t + ":" + ",".join(sorted(ps)) for t, ps in by_topic.items()))
+
+
+def state_chunks_40(rows: list[StateRow]) -> list[tuple[str, str]]:
+    """Kafka 4.0's `printStates`: GROUP sized by the group, `host:port  (id)` (two spaces), `-` for no strategy."""
+    chunks: list[tuple[str, str]] = []
+    for r in sorted(rows, key=lambda r: r.group):
+        o, e, show = _state_message(r.group, r.state, 1)
+        chunks += [(k, t) for k, t in (("out", o), ("err", e)) if t]
+        if not show:
+            continue
+        coordinator = r.coordinator.replace(" (", "  (", 1)  # StateRow keeps 3.3's `host:port (id)`
+        fmt = f"\n{{:<{max(15, len(r.group))}}} {{:<{max(25, len(coordinator))}}} {{:<20}} {{:<20}} {{}}"
+        chunks.append(("out", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
+                       + fmt.format(r.group, coordinator, r.assignment_strategy or MISSING, r.state, r.members) + "\n"))
+    return chunks
 
 
 def format_members(groups: list[tuple[str, str | None, list[MemberRow] | None]], verbose: bool = False) -> tuple[str, str]:
@@ -955,7 +1034,7 @@ def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Seq
             r.metadata = c.metadata if c is not None else None
         coord = info.coordinator
         out.append(GroupReport(
-            g, "kafka", info.state, rows, member_rows(g, info.members),
+            g, "kafka", info.state, rows, member_rows(g, info.members, getattr(info, "target_assignment_epoch", None)),
             f"{coord.host}:{coord.port} ({coord.id})" if coord else MISSING, coord.id if coord else None, info.protocol,
         ))
     return out
