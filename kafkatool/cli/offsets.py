@@ -118,7 +118,7 @@ def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float,
                 raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
             bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
         assert bootstrap
-        b = BrokerOffsets.connect(bootstrap, command_config, timeout)
+        b = BrokerOffsets.connect(bootstrap, command_config, timeout, whole_command=True)
     except ZkDataError:
         raise
     except ClusterError as exc:

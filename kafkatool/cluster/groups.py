@@ -136,36 +136,40 @@ class BrokerOffsets:
     `requests` counts what was sent, per (broker id, API), for reports and the benchmark.
     """
 
-    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT, started: float | None = None) -> None:
+    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT, deadline: float | None = None) -> None:
         self.admin = admin
         self.timeout = timeout
-        # --timeout bounds the whole command's cluster work, not each call: one deadline for all.
-        self.deadline = (time.monotonic() if started is None else started) + timeout
+        # A command's --timeout bounds all its cluster work (`deadline`, monotonic); without one each
+        # call (retries included) gets `timeout` of its own, for long-lived library use.
+        self.deadline = deadline
         self.requests: Counter[tuple[int | None, str]] = Counter()
         self._meta: ClusterMetadata | None = None
 
     @classmethod
-    def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> BrokerOffsets:
-        started = time.monotonic()
-        return cls(admin_client(bootstrap, command_config, timeout), timeout, started)
+    def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+                whole_command: bool = False) -> BrokerOffsets:
+        """Connect; `whole_command` starts one deadline, `timeout` from now, for everything after."""
+        deadline = time.monotonic() + timeout if whole_command else None
+        return cls(admin_client(bootstrap, command_config, timeout), timeout, deadline)
 
-    def remaining(self) -> float:
-        """Seconds left of --timeout."""
-        return self.deadline - time.monotonic()
+    def until(self) -> float:
+        """The monotonic time a call starting now must end by."""
+        return self.deadline if self.deadline is not None else time.monotonic() + self.timeout
 
     def pause(self, seconds: float) -> None:
         """Leave out a wait the user asked for (--sample) from the deadline."""
-        self.deadline += seconds
+        if self.deadline is not None:
+            self.deadline += seconds
 
     def out_of_time(self, what: str, last: object = None) -> ClusterError:
         # (our own deadline's "Timed out after N ms" would only restate --timeout less clearly)
         why = f" (last error: {last})" if last and "Timed out after" not in str(last) else ""
         return ClusterError(f"{what}: no answer within --timeout {self.timeout:g}s{why}")
 
-    def bounded(self, what: str, coro: Any) -> Any:
-        """Run a kafka-python coroutine on its IO loop, given at most the time left of --timeout."""
+    def bounded(self, what: str, coro: Any, until: float) -> Any:
+        """Run a kafka-python coroutine on its IO loop, given at most the time left until `until`."""
         mgr = self.admin._manager
-        left_ms = int(self.remaining() * 1000)
+        left_ms = int((until - time.monotonic()) * 1000)
         if left_ms <= 0:
             coro.close()
             raise self.out_of_time(what)
@@ -189,7 +193,7 @@ class BrokerOffsets:
         connections, authentication and version negotiation stay kafka-python's.
         """
         mgr = self.admin._manager
-        timeout_ms = int(min(self.timeout, self.remaining()) * 1000)
+        timeout_ms = int(min(self.timeout, self.until() - time.monotonic()) * 1000)
         if timeout_ms <= 0:
             raise self.out_of_time("request to the brokers")
         for node, req in requests:
@@ -494,11 +498,12 @@ class KafkaGroups:
         (`make` runs in the caller's thread before each attempt)."""
         delay = 0.05
         last: Exception | None = None
+        until = self.brokers.until()
         while True:
-            if self.brokers.remaining() <= 0:
+            if until - time.monotonic() <= 0:
                 raise self.brokers.out_of_time(what, last)
             try:
-                return self.brokers.bounded(what, make())
+                return self.brokers.bounded(what, make(), until)
             except ClusterError:
                 raise
             except Exception as exc:  # noqa: BLE001 - kafka-python raises many types
@@ -506,7 +511,7 @@ class KafkaGroups:
                     raise ClusterError(f"{what}: {exc}") from None
                 last = exc
             self._forget_coordinators(groups)
-            time.sleep(max(0.0, min(delay, self.brokers.remaining())))
+            time.sleep(max(0.0, min(delay, until - time.monotonic())))
             delay = min(delay * 2, 1.0)
 
     def _forget_coordinators(self, groups: Iterable[str]) -> None:
