@@ -18,11 +18,11 @@ GROUP_ID_NOT_FOUND = 69
 API_KEY = 69
 
 
-class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
     pass
 
 
-class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
     pass
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from kafkatool.cluster.backend import (
@@ -236,7 +237,7 @@ class ZkCluster(Cluster):
             raise ZkDataError(f"ZooKeeper znode {BROKER_IDS}/{bad[0]}: {bad[0]!r} is not a broker id")
         ids = sorted(int(i) for i in names)
         datas = self._get_many([f"{BROKER_IDS}/{i}" for i in ids])
-        return [read_znode(f"{BROKER_IDS}/{i}", d, lambda b, i=i: parse_broker(i, b))
+        return [read_znode(f"{BROKER_IDS}/{i}", d, partial(parse_broker, i))
                 for i, d in zip(ids, datas, strict=True) if d is not None]
 
     def controller(self) -> int | None:
@@ -256,7 +257,7 @@ class ZkCluster(Cluster):
                 if missing_ok:  # deleted between listing and reading
                     continue
                 raise UnknownTopicsError(f"Topic {t} not found.")
-            out[t] = read_znode(topic_path(t), d, lambda b, t=t: parse_topic(t, b))
+            out[t] = read_znode(topic_path(t), d, partial(parse_topic, t))
         return out
 
     def partition_states(self, topics: Iterable[str] | None = None) -> dict[TopicPartition, PartitionState]:
