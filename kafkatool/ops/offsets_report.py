@@ -941,8 +941,9 @@ def format_reset_warnings(plans: list[ResetPlan], release: Any) -> str:
         if release.at_least("4.0"):
             order = java_hashmap_order(p.empty)
         else:
+            empty = set(p.empty)
             java = java_hashmap_order(everything, len(everything))
-            order = scala_mutable_map_order([tp for tp in java if tp in set(p.empty)])
+            order = scala_mutable_map_order([tp for tp in java if tp in empty])
         out += [f"\nWarn: Partition {part} from topic {t} is empty. Falling back to latest known offset.\n"
                 for t, part in order]
     return "".join(out)
