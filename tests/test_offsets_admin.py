@@ -452,3 +452,14 @@ def test_kafka_40_members_and_state_text(cluster: FakeKafkaCluster) -> None:
     coord = f"{host}:{port}  ({c})"
     assert out == (f"\n{'GROUP':<15} {'COORDINATOR (ID)':<25} {'ASSIGNMENT-STRATEGY':<20} {'STATE':<20} #MEMBERS"
                    f"\n{'app':<15} {coord:<25} {'range':<20} {'Stable':<20} 2\n")
+
+
+def test_reset_execute_follows_a_moved_coordinator(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("idle")
+    new = next(i for i in sorted(cluster.brokers) if i != old)
+    cluster.after("OffsetFetch", 1, lambda: cluster.move_coordinator("idle", new))  # before the commit
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--topic", "orders:0",
+                       "--to-offset", "42", "--execute")
+    assert rc == 0, err
+    assert cluster.groups["idle"].offsets[("orders", 0)] == (42, "")
+    assert sum(cluster.count("FindCoordinator").values()) >= 2
