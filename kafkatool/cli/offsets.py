@@ -101,7 +101,7 @@ def _translate(thing: str = "offsets") -> Iterator[None]:
 
 
 @contextmanager
-def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, zk: Any = None,
+def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, deadline: float, zk: Any = None,
              optional: bool = False) -> Iterator[Any]:
     """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper.
 
@@ -118,7 +118,7 @@ def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float,
                 raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
             bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
         assert bootstrap
-        b = BrokerOffsets.connect(bootstrap, command_config, timeout, whole_command=True)
+        b = BrokerOffsets.connect(bootstrap, command_config, timeout, deadline=deadline)
     except ZkDataError:
         raise
     except ClusterError as exc:
@@ -173,9 +173,11 @@ def _check_groups(groups: list[str], all_groups: bool, what: str = "offsets") ->
         raise CliError(f"{what}: give --group G (repeatable) or --all-groups")
 
 
-def _check_timeout(timeout: float) -> None:
+def _check_timeout(timeout: float) -> float:
+    """The command's deadline (monotonic): --timeout bounds its cluster work from the start."""
     if not timeout > 0:
         raise CliError("--timeout must be positive")
+    return time.monotonic() + timeout
 
 
 def _read_log_dirs(log_dirs: list[Path], groups: list[str] | None, quiet: bool, offsets_partitions: int | None,
@@ -245,7 +247,7 @@ def describe(
     fmt = check_format(output_format, TEXT_FORMATS)
     groups = list(dict.fromkeys(_split(group)))
     topics = _split(topic) or None
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     if history and source != "log-dir":
@@ -287,7 +289,7 @@ def describe(
             from kafkatool.cluster.groups import KafkaGroups
 
             with _zookeeper(zookeeper, timeout) as zk, \
-                    _brokers(bootstrap_server, command_config, timeout, zk, optional=True) as bo:
+                    _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=True) as bo:
                 names = zk.list_groups() if all_groups else groups
                 if bo is None and measure_time_lag:
                     raise CliError("--time-lag, --sample and --max-time-lag read records and no broker answered",
@@ -302,7 +304,7 @@ def describe(
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
 
@@ -479,7 +481,7 @@ def export(
     groups = list(dict.fromkeys(_split(group)))
     topics = _split(topic) or None
     _check_groups(groups, all_groups, "export")
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     from kafkatool.ops import offsets_report as rep
@@ -492,7 +494,7 @@ def export(
             with _zookeeper(zookeeper, timeout) as zk:
                 names = zk.list_groups() if all_groups else groups
                 if fmt == "json":
-                    with _brokers(bootstrap_server, command_config, timeout, zk, optional=True) as bo:
+                    with _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=True) as bo:
                         from kafkatool.cluster.groups import KafkaGroups
 
                         reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo) if bo else None,
@@ -504,7 +506,7 @@ def export(
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
                 reports = rep.gather_kafka(kg, bo, names, topics, text_release())
@@ -601,7 +603,7 @@ def reset(
     fmt = check_format(output_format, TEXT_FORMATS)
     groups = list(dict.fromkeys(_split(group)))
     _check_groups(groups, all_groups, "reset")
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     if execute and dry_run:
         raise CliError("give only one of --execute and --dry-run")
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
@@ -644,7 +646,7 @@ def reset(
     with _translate():
         if source == "zookeeper":
             with _zookeeper(zookeeper, timeout) as zk, \
-                    _brokers(bootstrap_server, command_config, timeout, zk, optional=from_file is not None) as bo:
+                    _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=from_file is not None) as bo:
                 names = zk.list_groups() if all_groups else groups
                 plans, refused = planner.plan_zookeeper(zk, bo, names, spec, scope, all_topics)
                 if execute:
@@ -653,7 +655,7 @@ def reset(
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
                 plans, refused = planner.plan_kafka(kg, bo, names, spec, scope, all_topics)
@@ -724,7 +726,7 @@ def end(
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
     spec = _TIME_WORDS.get(time_spec)
@@ -748,10 +750,10 @@ def end(
 
     with _translate():
         if zookeeper:
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
         else:
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")

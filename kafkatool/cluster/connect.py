@@ -123,14 +123,16 @@ def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = 
     return cfg
 
 
-def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
-    """A KafkaAdminClient, or ClusterError when no broker answers in time."""
+def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 connect_within: float | None = None) -> Any:
+    """A KafkaAdminClient, or ClusterError when no broker answers in time (`connect_within`
+    seconds when given: what is left of a command's --timeout; errors still name --timeout)."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaConfigurationError, KafkaError
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
-        cfg.setdefault("bootstrap_timeout_ms", int(timeout * 1000))
+        cfg.setdefault("bootstrap_timeout_ms", max(1, int((timeout if connect_within is None else connect_within) * 1000)))
 
     try:
         admin = KafkaAdminClient(**cfg)

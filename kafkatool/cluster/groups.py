@@ -147,10 +147,10 @@ class BrokerOffsets:
 
     @classmethod
     def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
-                whole_command: bool = False) -> BrokerOffsets:
-        """Connect; `whole_command` starts one deadline, `timeout` from now, for everything after."""
-        deadline = time.monotonic() + timeout if whole_command else None
-        return cls(admin_client(bootstrap, command_config, timeout), timeout, deadline)
+                deadline: float | None = None) -> BrokerOffsets:
+        """Connect; with a `deadline` (a command's, monotonic) connecting and every later call end by it."""
+        left = None if deadline is None else max(0.001, deadline - time.monotonic())
+        return cls(admin_client(bootstrap, command_config, timeout, left), timeout, deadline)
 
     def until(self) -> float:
         """The monotonic time a call starting now must end by."""
