@@ -64,6 +64,11 @@ def load_profiles(path: Path) -> tuple[dict[str, ClusterProfile], str | None]:
         unknown = set(spec) - {"bootstrap_server", "zookeeper", "command_config", "properties"}
         if unknown:
             raise ConfigError(f"{path}: [clusters.{name}]: unknown keys {', '.join(sorted(unknown))}")
+        given = [k for k in ("bootstrap_server", "zookeeper") if spec.get(k)]
+        if len(given) != 1:
+            # Both would leave the backend to a silent rule; neither leaves the profile useless.
+            raise ConfigError(f"{path}: [clusters.{name}]: give exactly one of bootstrap_server and zookeeper"
+                              + (" (it has both: make one profile per backend)" if given else ""))
         props = spec.get("properties", {})
         if not isinstance(props, dict):
             raise ConfigError(f"{path}: [clusters.{name}.properties] must be a table")

@@ -62,7 +62,8 @@ def test_describe_matches_kafka_consumer_groups(cluster: FakeKafkaCluster) -> No
 
 
 def test_members_state_and_machine_formats(cluster: FakeKafkaCluster) -> None:
-    rc, out, _ = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app", "--members", "--verbose")
+    rc, out, _ = cli("--kafka-release", "3.3", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app",
+                     "--members", "--verbose")
     assert rc == 0
     assert out.splitlines()[2:] == [
         "app             consumer-1-0a8c /10.0.0.1       consumer-1      2               orders(0,1)",
@@ -182,7 +183,8 @@ def test_sampling_measures_rates() -> None:
 
 def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster, tmp_path: Path) -> None:
     b = cluster.bootstrap
-    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "idle", "--all-topics", "--to-earliest")
+    rc, out, err = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
+                       "--all-topics", "--to-earliest")
     assert rc == 0 and "dry run" in err
     assert out == ("\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n"
                    "idle                           orders                         0          0              \n"
@@ -205,8 +207,8 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
         assert cluster.groups["idle"].offsets == saved, fmt
     assert (tmp_path / "idle.csv").read_text() == "orders,0,10\npayments,0,40\n\n"
 
-    rc, out, _ = cli("offsets", "reset", "--bootstrap-server", b, "--group", "idle", "--topic", "payments",
-                     "--to-datetime", "2023-11-14T22:13:40.000Z", "--export")
+    rc, out, _ = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
+                     "--topic", "payments", "--to-datetime", "2023-11-14T22:13:40.000Z", "--export")
     assert cluster.partition("payments", 0).offset_for_time(1_700_000_020_000)[0] == 20  # 22:13:40Z is record 20
     assert out == "payments,0,20\npayments,1,20\n\n"
 
@@ -267,3 +269,200 @@ def test_a_batch_cut_anywhere_gives_the_exact_record_or_asks_for_the_whole_batch
         assert need == len(data)
     else:
         assert (stamp.offset, stamp.timestamp, stamp.note) == (target, 1_700_000_000_000 + (target - 1000) * 7, None)
+
+
+def test_max_time_lag_alone_computes_the_time_lag(cluster: FakeKafkaCluster) -> None:
+    """--max-time-lag without --time-lag still measures it (the fake's records are from 2023) and
+    keeps Kafka's describe table on stdout."""
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--max-time-lag", "60")
+    assert rc == 1, err
+    assert out.splitlines()[1].split()[:3] == ["GROUP", "TOPIC", "PARTITION"]
+    assert err.splitlines()[-1].startswith("kafkatool: lag over the limit: idle orders-0 time lag ")
+    cluster.partition("orders", 0).first_timestamp = int(time.time() * 1000) - 10 * 1000  # record 10 is ~now
+    cluster.partition("orders", 0)._cache.clear()
+    cluster.partition("payments", 0).first_timestamp = int(time.time() * 1000)
+    cluster.partition("payments", 0)._cache.clear()
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--max-time-lag", "3600")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("release", ["3.3", "4.0"])
+def test_reset_by_time_warns_on_stdout_like_kafka(cluster: FakeKafkaCluster, release: str) -> None:
+    """An empty partition (or a time after the last record): Kafka's `Warn:` line on stdout, after an
+    empty line, before the table (ConsumerGroupCommand.getLogTimestampOffsets); not a stderr note."""
+    cluster.add_topic("single", 1, log_end=0)
+    rc, out, err = cli("--kafka-release", release, "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "idle", "--topic", "single", "--to-datetime", "2023-11-14T22:13:40.000Z")
+    assert rc == 0, err
+    assert out.startswith("\nWarn: Partition 0 from topic single is empty. Falling back to latest known offset.\n"
+                          "\nGROUP                          TOPIC ")
+    assert "Falling back" not in err
+    rc, out, err = cli("--kafka-release", release, "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "idle", "--topic", "orders", "--to-datetime", "2030-01-01T00:00:00.000Z", "--export")
+    warned = [int(line.split()[2]) for line in out.splitlines() if line.startswith("Warn:")]
+    tps = [("orders", p) for p in range(4)]
+    want = rep.java_hashmap_order(tps) if release == "4.0" else rep.scala_mutable_map_order(rep.java_hashmap_order(tps, 4))
+    assert warned == [p for _, p in want]
+    assert out.endswith("orders,0,100\norders,1,100\norders,2,100\norders,3,100\n\n")
+
+
+# --------------------------------------------------------------------------------------------------
+# Coordinator failover and the --timeout deadline (Kafka's admin client looks coordinators up again)
+
+
+def test_coordinator_killed_during_sampling_is_looked_up_again(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("app")
+    cluster.after("OffsetFetch", 1, lambda: cluster.kill(old))  # dies between the two samples
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--all-groups", "--sample", "1",
+                       "--format", "json", "--timeout", "20")
+    assert rc == 0, err
+    assert cluster.coordinator_of("app") != old
+    rows = {(r["group"], r["topic"], r["partition"]): r for r in json.loads(out)}
+    assert rows[("app", "orders", 0)]["current_offset"] == 50 and rows[("idle", "orders", 0)]["current_offset"] == 10
+    assert rows[("app", "orders", 0)]["log_end_offset"] == 100  # leaders moved too
+    assert sum(cluster.count("FindCoordinator").values()) >= 2
+
+
+def test_not_coordinator_and_load_in_progress_are_retried(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("app")
+    new = next(i for i in sorted(cluster.brokers) if i != old)
+    cluster.after("FindCoordinator", 1, lambda: cluster.move_coordinator("app", new))
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "app", "--state")
+    assert rc == 0, err
+    host, port = cluster.endpoint(new)
+    assert out.splitlines()[2].split()[:3] == ["app", f"{host}:{port}", f"({new})"]
+    assert sum(cluster.count("FindCoordinator").values()) >= 2
+    cluster.load_in_progress("idle", 3)
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle")
+    assert rc == 0 and "idle            orders          0          10" in out, err
+    assert cluster.loading["idle"] == 0
+    cluster.load_in_progress("idle", 10**6)  # never loads: the user's --timeout, reported as given
+    start = time.monotonic()
+    rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--timeout", "2")
+    assert (rc, out) == (3, ""), err
+    assert time.monotonic() - start < 2 + 3
+    assert err.startswith("kafkatool: offsets: DescribeGroups: no answer within --timeout 2s (last error: ")
+    assert "CoordinatorLoadInProgress" in err and err.count("\n") == 1
+
+
+def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaCluster) -> None:
+    """A broker that accepts connections and never answers: the whole command stays within --timeout
+    and the message names the user's value (it used to take 10.8 s and say 'after 9999 ms')."""
+    frozen = cluster.coordinator_of("app")
+    others = ",".join(f"127.0.0.1:{cluster.endpoint(i)[1]}" for i in sorted(cluster.brokers) if i != frozen)
+    cluster.freeze(frozen)
+    start = time.monotonic()
+    rc, out, err = cli("offsets", "--bootstrap-server", others, "--group", "app", "--timeout", "3")
+    elapsed = time.monotonic() - start
+    assert (rc, out) == (3, ""), err
+    assert elapsed < 3 + 2, elapsed
+    assert "no answer within --timeout 3s" in err and err.count("\n") == 1, err
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka 4.0's text: row order from the HashMaps of ConsumerGroupCommand.java, state line first
+
+
+def test_kafka_40_describe_and_reset_order(cluster: FakeKafkaCluster) -> None:
+    """Kafka 4.0 collects each member's partitions, sorted by partition, into the HashMap of log-end
+    offsets and prints that map's order: 3, 2, 1, 0 for one topic (TopicPartition.hashCode buckets
+    fall by one per partition); `has no active members` comes before the table."""
+    cluster.add_topic("t", 4, log_end=100)
+    cluster.add_group("four", state="Empty", offsets={("t", p): (10 + p, "") for p in range(4)})
+    rc, out, err = cli("--kafka-release", "4.0", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "four")
+    assert rc == 0, err
+    assert [line.split()[2] for line in out.splitlines()[2:]] == ["3", "2", "1", "0"]
+    assert err == "\nConsumer group 'four' has no active members.\n"
+    rc, out33, _ = cli("--kafka-release", "3.3", "offsets", "--bootstrap-server", cluster.bootstrap, "--group", "four")
+    assert [line.split()[2] for line in out33.splitlines()[2:]] == ["0", "1", "2", "3"]  # Scala Map4: insertion order
+    rc, out, err = cli("--kafka-release", "4.0", "offsets", "reset", "--bootstrap-server", cluster.bootstrap,
+                       "--group", "four", "--group", "idle", "--all-topics", "--to-earliest")
+    assert rc == 0, err
+    rows = [tuple(line.split()[:3]) for line in out.splitlines()[2:]]
+    from kafkatool.jvm.hashing import string_hash
+    from kafkatool.jvm.java_collections import grown_capacity, hash_order
+
+    groups = hash_order(["four", "idle"], string_hash, grown_capacity(2))
+    want = {"four": [("t", p) for p in range(4)], "idle": [("orders", 0), ("payments", 0)]}
+    assert rows == [(g, t, str(p)) for g in groups for t, p in rep.java_hashmap_order(want[g])]
+    assert [p for g, _, p in rows if g == "four"] == ["3", "2", "1", "0"]
+
+
+def test_kafka_40_state_line_is_written_before_the_table(cluster: FakeKafkaCluster) -> None:
+    """One stream, as a terminal shows it: 4.0 writes the stderr line first, 3.3's tool after."""
+    import subprocess
+    import sys
+
+    def merged(release: str) -> str:
+        return subprocess.run([sys.executable, "-m", "kafkatool", "--kafka-release", release, "offsets",
+                               "--bootstrap-server", cluster.bootstrap, "--group", "idle"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120, check=True).stdout
+
+    assert merged("4.0").startswith("\nConsumer group 'idle' has no active members.\n\nGROUP ")
+    assert merged("3.3").endswith("\nConsumer group 'idle' has no active members.\n")
+
+
+def test_consumer_protocol_groups_are_described_with_consumer_group_describe() -> None:
+    """KIP-848 groups (group.protocol=consumer) answer ConsumerGroupDescribe (API 69); classic groups
+    answer it GROUP_ID_NOT_FOUND and are described by DescribeGroups, as Kafka 4.0's admin client does."""
+    with FakeKafkaCluster(brokers=2, version=(4, 0)) as c:
+        c.add_topic("orders", 4, log_end=100)
+        c.add_topic("t", 4, log_end=100)
+        c.add_group("kip848", state="Stable", protocol="uniform", group_type="consumer", members=[
+            FakeMember("Mx1", "consumer-kip848-1", "/10.0.0.9", [("t", 0), ("t", 1), ("t", 2), ("t", 3)]),
+        ], offsets={("t", p): (90, "") for p in range(4)})
+        c.add_group("old", state="Empty", offsets={("orders", 0): (5, "")})
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--group", "old")
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert [(x.split()[0], x.split()[2], x.split()[6]) for x in lines if x.startswith("kip848")] == [
+            ("kip848", p, "Mx1") for p in ("3", "2", "1", "0")]
+        assert [x.split()[:4] for x in lines if x.startswith("old ")] == [["old", "orders", "0", "5"]]
+        assert sum(c.count("ConsumerGroupDescribe").values()) >= 1 and sum(c.count("DescribeGroups").values()) >= 1
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--state")
+        assert rc == 0 and out.splitlines()[2].split()[-3:] == ["uniform", "Stable", "1"], (out, err)
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "kip848", "--members", "--verbose")
+        assert rc == 0, err
+        assert out.splitlines()[2].split() == ["kip848", "Mx1", "/10.0.0.9", "consumer-kip848-1", "4", "5", "t:0,1,2,3",
+                                               "5", "t:0,1,2,3"]
+    with FakeKafkaCluster(brokers=1, version=(3, 3)) as c:  # no API 69: DescribeGroups only
+        c.add_topic("orders", 1, log_end=10)
+        c.add_group("old", state="Empty", offsets={("orders", 0): (5, "")})
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "old")
+        assert rc == 0 and "ConsumerGroupDescribe" not in {a for _, a in c.requests}, err
+
+
+def test_kafka_40_members_and_state_text(cluster: FakeKafkaCluster) -> None:
+    """4.0's printMembers/printStates (ConsumerGroupCommand.java): epochs and target assignments
+    with --verbose, a header even for an empty group, `host:port  (id)` and GROUP sized by the group."""
+    b = cluster.bootstrap
+    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--members", "--verbose")
+    assert rc == 0
+    assert out.splitlines()[1:] == [  # CURRENT-ASSIGNMENT is as wide as `orders:2,3;payments:0` (21)
+        "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     CURRENT-EPOCH   "
+        "CURRENT-ASSIGNMENT    TARGET-EPOCH    TARGET-ASSIGNMENT   ",
+        "app             consumer-1-0a8c /10.0.0.1       consumer-1      2               -               "
+        "orders:0,1            -               -                   ",
+        "app             consumer-2-77e3 /10.0.0.2       consumer-2      3               -               "
+        "orders:2,3;payments:0 -               -                   ",
+    ]
+    rc, out, err = cli("offsets", "--bootstrap-server", b, "--group", "idle", "--members")
+    assert (rc, err) == (0, "\nConsumer group 'idle' has no active members.\n")
+    assert out == "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     \n"
+    c = cluster.coordinator_of("app")
+    host, port = cluster.endpoint(c)
+    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--state")
+    coord = f"{host}:{port}  ({c})"
+    assert out == (f"\n{'GROUP':<15} {'COORDINATOR (ID)':<25} {'ASSIGNMENT-STRATEGY':<20} {'STATE':<20} #MEMBERS"
+                   f"\n{'app':<15} {coord:<25} {'range':<20} {'Stable':<20} 2\n")
+
+
+def test_reset_execute_follows_a_moved_coordinator(cluster: FakeKafkaCluster) -> None:
+    old = cluster.coordinator_of("idle")
+    new = next(i for i in sorted(cluster.brokers) if i != old)
+    cluster.after("OffsetFetch", 1, lambda: cluster.move_coordinator("idle", new))  # before the commit
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--topic", "orders:0",
+                       "--to-offset", "42", "--execute")
+    assert rc == 0, err
+    assert cluster.groups["idle"].offsets[("orders", 0)] == (42, "")
+    assert sum(cluster.count("FindCoordinator").values()) >= 2

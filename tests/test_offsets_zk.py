@@ -136,3 +136,92 @@ def test_unreachable_zookeeper_is_one_line_and_exit_3() -> None:
         port = s.getsockname()[1]
     rc, out, err = cli("offsets", "--zookeeper", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2")
     assert rc == 3 and out == "" and err.startswith("kafkatool: ") and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------------------------------
+# ZooKeeper data Kafka never writes: one line naming the znode, exit 3, nothing printed or skipped
+
+
+def _one_line(rc: int, out: str, err: str, code: int, *needles: str) -> None:
+    assert (rc, out) == (code, ""), err
+    assert err.startswith("kafkatool: ") and err.count("\n") == 1 and "unexpected" not in err, err
+    for n in needles:
+        assert n in err, err
+
+
+def test_an_offset_znode_that_is_not_a_number(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, _, zk = zk_cluster
+    zk.set("/consumers/stopped/offsets/other/0", b"notanumber")
+    for args in (("offsets", "export", "--group", "stopped"), ("offsets", "export", "--group", "stopped", "--format", "zk"),
+                 ("offsets", "export", "--group", "stopped", "--format", "json"),
+                 ("offsets", "--group", "stopped", "--topic", "other"),
+                 ("offsets", "reset", "--group", "stopped", "--all-topics", "--to-latest")):
+        _one_line(*cli(*args, "--zookeeper", connect), 3, "/consumers/stopped/offsets/other/0", "'notanumber' is not an offset")
+    zk.set("/consumers/stopped/offsets/other/0", b"3")
+    zk.create("/consumers/stopped/offsets/other/x", b"1")
+    _one_line(*cli("offsets", "export", "--zookeeper", connect, "--group", "stopped"), 3,
+              "/consumers/stopped/offsets/other/x", "'x' is not a partition number")
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"notjson", "not JSON"),
+    (b'{"version":1,"partitions":{"x":[0]}}', "partition 'x' is not a partition number"),
+    (b'{"version":1,"partitions":{"0":"0"}}', "are not a list of broker ids"),
+    (b'[1]', "a JSON list, not an object"),
+])
+def test_a_topic_znode_kafka_never_wrote(zk_cluster: tuple[str, FakeKafkaCluster, Any], data: bytes, why: str) -> None:
+    connect, _, zk = zk_cluster
+    zk.set("/brokers/topics/other", data)
+    _one_line(*cli("offsets", "--zookeeper", connect, "--group", "stopped", "--topic", "other"), 3,
+              "ZooKeeper znode /brokers/topics/other: ", why)
+    _one_line(*cli("reassign", "--zookeeper", connect, "--list"), 3, "/brokers/topics/other", why)
+
+
+def test_a_broker_and_a_state_znode_kafka_never_wrote(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, _, zk = zk_cluster
+    zk.set("/brokers/topics/other/partitions/0/state", b"{")
+    _one_line(*cli("offsets", "--zookeeper", connect, "--group", "stopped", "--topic", "other"), 3,
+              "/brokers/topics/other/partitions/0/state")
+    zk.delete("/brokers/topics/other", recursive=True)
+    zk.set("/brokers/ids/0", b"{}}")
+    _one_line(*cli("offsets", "--zookeeper", connect, "--group", "stopped"), 3, "/brokers/ids/0: not JSON")
+
+
+def test_a_chroot_that_does_not_exist_is_refused(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    connect, _, _ = zk_cluster
+    typo = connect + "-typo"
+    for args in (("reassign", "--list"), ("offsets", "--all-groups"), ("offsets", "end")):
+        rc, out, err = cli(*args, "--zookeeper", typo)
+        _one_line(rc, out, err, 2, f"chroot /{typo.split('/', 1)[1]} does not exist")
+        assert "Warning" not in err
+
+
+def test_zookeeper_groups_with_no_broker_answering(zk_cluster: tuple[str, FakeKafkaCluster, Any], tmp_path: Path) -> None:
+    """Committed offsets of old consumers live in ZooKeeper: read, export and restore them with
+    ZooKeeper alone; log-end offsets and lag are `unknown` (as ConsumerOffsetChecker showed)."""
+    connect, c, zk = zk_cluster
+    c.stop()  # the registered brokers now refuse connections
+    rc, out, err = cli("offsets", "--zookeeper", connect, "--group", "stopped", "--timeout", "5")
+    assert rc == 0, err
+    assert out == (
+        "Group           Topic                          Pid Offset          logSize         Lag             Owner\n"
+        "stopped         old-v1                         0   -1              unknown         unknown         none\n"
+        "stopped         old-v1                         1   10              unknown         unknown         none\n"
+    )
+    assert err.startswith("kafkatool: note: ") and err.endswith("log-end offsets and lag are unknown\n") and err.count("\n") == 1
+    rc, out, err = cli("offsets", "export", "--zookeeper", connect, "--group", "stopped", "--format", "json", "--timeout", "5")
+    assert rc == 0, err
+    rows = {(r["topic"], r["partition"]): r for r in json.loads(out)["offsets"]}
+    assert rows[("old-v1", 1)]["offset"] == 10 and rows[("old-v1", 1)]["log_end_offset"] is None
+    assert rows[("other", 0)]["offset"] == 3
+    plan = tmp_path / "plan.json"
+    plan.write_text(out)
+    zk.set("/consumers/stopped/offsets/old-v1/1", b"0")
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--from-file", str(plan),
+                       "--execute", "--timeout", "5")
+    assert rc == 0, err
+    assert zk.get("/consumers/stopped/offsets/old-v1/1")[0] == b"10" and zk.get("/consumers/stopped/offsets/other/0")[0] == b"3"
+    assert "not checked against the logs" in err
+    rc, out, err = cli("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--all-topics", "--to-latest",
+                       "--timeout", "5")
+    _one_line(rc, out, err, 3, "cannot reach any broker")

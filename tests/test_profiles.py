@@ -29,6 +29,26 @@ def test_hoisting_moves_global_options_to_the_front() -> None:
     assert hoist_global_options(["dump-log", "--", "--cluster"]) == ["dump-log", "--", "--cluster"]
 
 
+def test_a_global_option_without_its_value_says_so() -> None:
+    """`reassign --list --cluster` used to hoist to `--cluster reassign --list` ("No such option: --list")."""
+    for argv in (["reassign", "--list", "--cluster"], ["--cluster", "--zookeeper", "z:1", "reassign"]):
+        r = _run(*argv)
+        assert (r.returncode, r.stdout, r.stderr) == (2, b"", b"kafkatool: --cluster needs a value\n")
+
+
+def test_a_profile_names_exactly_one_backend(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[clusters.both]\nbootstrap_server = "b:9092"\nzookeeper = "z:2181"\n')
+    with pytest.raises(ConfigError, match=r"\[clusters.both\]: give exactly one of bootstrap_server and zookeeper"):
+        resolve_cluster("both", cfg, {})
+    r = _run("--config-file", str(cfg), "--cluster", "both", "reassign", "--list")
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1
+    assert "[clusters.both]: give exactly one of bootstrap_server and zookeeper (it has both" in r.stderr.decode()
+    cfg.write_text('[clusters.none]\ncommand_config = "x.properties"\n')
+    with pytest.raises(ConfigError, match="give exactly one"):
+        resolve_cluster("none", cfg, {})
+
+
 def test_resolution_order(tmp_path: Path) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text(CONFIG.format(zk="127.0.0.1:2181"))

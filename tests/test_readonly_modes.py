@@ -141,8 +141,8 @@ def test_recover_dry_run_plans_again_when_a_segment_is_swapped_meanwhile(
     logs, d = _log_dir(tmp_path)
     monkeypatch.setattr(
         recover_mod,
-        "scan_segment_file",
-        once(lambda: merge_segments(d, 200, 400), recover_mod.scan_segment_file),
+        "walk_segment_file",
+        once(lambda: merge_segments(d, 200, 400), recover_mod.walk_segment_file),
     )
     result = _cli("recover", str(logs), "--dry-run", "--format", "json", "--quiet")
     assert result.exit_code == 0, result.output
@@ -156,14 +156,14 @@ def test_a_file_that_keeps_changing_is_named_exit_3(tmp_path: Path, monkeypatch:
     """Every pass sees segment 600 truncated under it: after three tries, one line naming it."""
     logs, d = _log_dir(tmp_path)
     last = d / "00000000000000000600.log"
-    real = recover_mod.scan_segment_file
+    real = recover_mod.walk_segment_file
 
     def shrinking(path, *args, **kwargs):  # type: ignore[no-untyped-def]
         if Path(path).name == "00000000000000000000.log":
             os.truncate(last, last.stat().st_size - 100)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(recover_mod, "scan_segment_file", shrinking)
+    monkeypatch.setattr(recover_mod, "walk_segment_file", shrinking)
     result = _cli("recover", str(logs), "--dry-run", "--quiet")
     assert result.exit_code == 3
     assert result.stderr.splitlines() == [

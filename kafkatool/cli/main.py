@@ -27,13 +27,17 @@ COMMANDS = {
     "log-dirs": "logdirs",
     "generate": "generate",
 }
+# Subcommands that live in modules of their own and register on their command's typer app (each
+# imports its command's module, never the other way round).
+SUBCOMMAND_MODULES = {"offsets": ("offsets_watch",)}
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 
 def _import(name: str) -> None:
-    mod = f"kafkatool.cli.{name}"
-    if importlib.util.find_spec(mod) is not None:
-        importlib.import_module(mod)
+    for module in (name, *SUBCOMMAND_MODULES.get(name, ())):
+        mod = f"kafkatool.cli.{module}"
+        if importlib.util.find_spec(mod) is not None:
+            importlib.import_module(mod)
 
 
 def load_commands(argv: list[str] | None = None) -> None:
@@ -66,9 +70,14 @@ def full_app():  # type: ignore[no-untyped-def]
 
 def run() -> None:
     """Console-script entry: usage errors exit 2 with one line, like every other input error."""
+    from kafkatool.cli.errors import CliError
     from kafkatool.cli.profiles import hoist_global_options
 
-    argv = hoist_global_options(sys.argv[1:])
+    try:
+        argv = hoist_global_options(sys.argv[1:])
+    except CliError as exc:
+        sys.stderr.write(f"kafkatool: {exc}\n")
+        sys.exit(exc.code)
     load_commands(argv)
     try:
         result = app(args=argv, prog_name="kafkatool", standalone_mode=False)

@@ -19,22 +19,26 @@ from typing import Any
 import typer
 
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
-from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, Timeout, cluster_errors
+from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, cluster_errors
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
 from kafkatool.cli.progress import progress
 from kafkatool.cli.render import check_format, render_rows
+from kafkatool.release import text_release
 
 DESCRIBE_HELP = """Committed offsets, log-end offsets and lag of consumer groups, live or from log segments.
 
 \b
 Sources (exactly one kind):
-  --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe (Kafka 3.3)
+  --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe of the
+                          release --kafka-release names (4.0 by default, or 3.3)
   --zookeeper Z           ZooKeeper-stored groups (old consumers); text is ConsumerOffsetChecker;
                           log-end offsets from the brokers registered in ZooKeeper (or --bootstrap-server)
   --log-dir DIR           offline: replay __consumer_offsets-* segments (no broker needed)
 
 --time-lag adds the timestamp of the record at each committed offset and its age; --sample SECONDS
-also measures consume and produce rates over that many seconds and estimates the time to drain.
+also measures consume and produce rates over that many seconds and estimates the time to drain;
+--max-time-lag measures the time lag even without --time-lag (the table stays Kafka's).
+A coordinator that dies or moves is looked up again until --timeout, which bounds the whole command.
 Nothing is ever consumed or committed as the group.
 
 \b
@@ -75,6 +79,9 @@ _BOOTSTRAP = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT[,HOST:P
 _ZOOKEEPER = typer.Option(None, "--zookeeper", metavar="HOST:PORT[,…][/CHROOT]",
                           help="ZooKeeper of a Kafka 0.8–2.x cluster: groups of the old (ZooKeeper) consumer.")
 _TOPIC = typer.Option(None, "--topic", "-t", help="Only these topics (repeat or comma-separate).")
+_TIMEOUT = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS",
+                        help="Limit for the command's cluster work as a whole, retries after a coordinator "
+                             "moved included (--sample's wait not counted).")
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -94,18 +101,32 @@ def _translate(thing: str = "offsets") -> Iterator[None]:
 
 
 @contextmanager
-def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, zk: Any = None) -> Iterator[Any]:
-    """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper."""
-    from kafkatool.cluster.connect import ClusterError
+def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float, deadline: float, zk: Any = None,
+             optional: bool = False) -> Iterator[Any]:
+    """An Admin connection: to --bootstrap-server, else to the brokers registered in ZooKeeper.
+
+    `optional` (ZooKeeper-stored groups, whose offsets live in ZooKeeper): when no broker answers,
+    say so once on stderr and yield None; log-end offsets and lag are then unknown.
+    """
+    from kafkatool.cluster.connect import ClusterError, ZkDataError
     from kafkatool.cluster.groups import BrokerOffsets
 
-    if not bootstrap and zk is not None:
-        brokers = zk.brokers()
-        if not brokers:
-            raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
-        bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
-    assert bootstrap
-    b = BrokerOffsets.connect(bootstrap, command_config, timeout)
+    try:
+        if not bootstrap and zk is not None:
+            brokers = zk.brokers()
+            if not brokers:
+                raise ClusterError("no brokers registered in ZooKeeper (/brokers/ids is empty); give --bootstrap-server")
+            bootstrap = ",".join(f"{b.host}:{b.port}" for b in brokers.values())
+        assert bootstrap
+        b = BrokerOffsets.connect(bootstrap, command_config, timeout, deadline=deadline)
+    except ZkDataError:
+        raise
+    except ClusterError as exc:
+        if not optional:
+            raise
+        sys.stderr.write(f"kafkatool: note: {exc}: log-end offsets and lag are unknown\n")
+        yield None
+        return
     try:
         yield b
     finally:
@@ -152,9 +173,11 @@ def _check_groups(groups: list[str], all_groups: bool, what: str = "offsets") ->
         raise CliError(f"{what}: give --group G (repeatable) or --all-groups")
 
 
-def _check_timeout(timeout: float) -> None:
+def _check_timeout(timeout: float) -> float:
+    """The command's deadline (monotonic): --timeout bounds its cluster work from the start."""
     if not timeout > 0:
         raise CliError("--timeout must be positive")
+    return time.monotonic() + timeout
 
 
 def _read_log_dirs(log_dirs: list[Path], groups: list[str] | None, quiet: bool, offsets_partitions: int | None,
@@ -172,6 +195,12 @@ def _read_log_dirs(log_dirs: list[Path], groups: list[str] | None, quiet: bool, 
     total = sum(f.stat().st_size for p in dirs for f in p.glob("*.log"))
     with progress("reading __consumer_offsets", total, quiet=quiet, unit_bytes=True) as bar:
         return replay_log_dirs(log_dirs, groups, on_event, offsets_partitions, bar.advance)
+
+
+def _emit_chunks(chunks: list[tuple[str, str]]) -> None:
+    """("out" | "err", text) pieces, each written (and flushed) in turn."""
+    for stream, text in chunks:
+        _emit(text) if stream == "out" else _emit("", text)
 
 
 def _emit(out: str, err: str = "") -> None:
@@ -210,7 +239,7 @@ def describe(
     offsets_partitions: int = typer.Option(None, "--offsets-partitions", help="Offline: __consumer_offsets partition count, to read only the groups' partitions."),
     fetch_bytes: int = typer.Option(2048, "--fetch-bytes", help="Time lag: bytes fetched per partition at first (a compressed batch cut short is fetched again whole)."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     if ctx.invoked_subcommand is not None:
@@ -218,7 +247,7 @@ def describe(
     fmt = check_format(output_format, TEXT_FORMATS)
     groups = list(dict.fromkeys(_split(group)))
     topics = _split(topic) or None
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     if history and source != "log-dir":
@@ -245,6 +274,10 @@ def describe(
         raise CliError("--fetch-bytes must be positive")
     if sample is not None:
         time_lag = True
+    # --max-time-lag needs the time lag even when the table shown is Kafka's (no --time-lag).
+    measure_time_lag = time_lag or max_time_lag is not None
+    if max_time_lag is not None and source == "log-dir":
+        raise CliError("--max-time-lag reads records from the brokers: use --bootstrap-server or --zookeeper")
     from kafkatool.ops import offsets_report as rep
 
     with _translate():
@@ -255,26 +288,30 @@ def describe(
         if source == "zookeeper":
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, \
+                    _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=True) as bo:
                 names = zk.list_groups() if all_groups else groups
-                kg = KafkaGroups(bo)
+                if bo is None and measure_time_lag:
+                    raise CliError("--time-lag, --sample and --max-time-lag read records and no broker answered",
+                                   EXIT_FAILURE)
+                kg = KafkaGroups(bo) if bo is not None else None
 
                 def gather() -> list[Any]:
                     return rep.gather_zookeeper(zk, bo, names, topics, kg)
 
-                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+                reports = _collect(gather, bo, measure_time_lag, sample, fetch_bytes)
                 broker_map = {b.id: f"{b.host}:{b.port}" for b in zk.brokers().values()} if broker_info else None
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
 
                 def gather() -> list[Any]:
-                    return rep.gather_kafka(kg, bo, names, topics)
+                    return rep.gather_kafka(kg, bo, names, topics, text_release())
 
-                reports = _collect(gather, bo, time_lag, sample, fetch_bytes)
+                reports = _collect(gather, bo, measure_time_lag, sample, fetch_bytes)
             broker_map = None
     _render_describe(reports, source, fmt, members, verbose, state, time_lag, sample is not None, broker_map)
     _exit_for(reports, groups if not all_groups else [], max_lag, max_time_lag)
@@ -286,6 +323,7 @@ def _collect(gather: Any, brokers: Any, time_lag: bool, sample: float | None, fe
     if sample is not None:
         first = rep.sample_key(gather())
         start = time.monotonic()
+        brokers.pause(sample)  # --timeout bounds the cluster work, not the wait asked for
         time.sleep(sample)
         reports = gather()
         rep_elapsed = time.monotonic() - start
@@ -327,12 +365,25 @@ def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, v
                 continue
             _emit(rep.format_offset_checker(r.rows, broker_map))
         return
+    kafka40 = text_release().at_least("4.0")  # 4.0: each group's state line written before its table
     if members:
-        _emit(*rep.format_members([(r.group, r.state, r.members if r.state is not None else None) for r in reports], verbose))
+        member_groups = [(r.group, r.state, r.members if r.state is not None else None) for r in reports]
+        if kafka40:
+            _emit_chunks(rep.members_chunks_40(member_groups, verbose))
+        else:
+            _emit(*rep.format_members(member_groups, verbose))
     elif state:
-        _emit(*rep.format_state([_state_row(r) for r in reports if r.state is not None]))
+        states = [_state_row(r) for r in reports if r.state is not None]
+        if kafka40:
+            _emit_chunks(rep.state_chunks_40(states))
+        else:
+            _emit(*rep.format_state(states))
     else:
-        _emit(*rep.format_describe([(r.group, r.state, r.rows if r.state is not None else None) for r in reports]))
+        groups = [(r.group, r.state, r.rows if r.state is not None else None) for r in reports]
+        if kafka40:
+            _emit_chunks(rep.describe_chunks(groups))
+        else:
+            _emit(*rep.format_describe(groups))
     pending = [(r.group, r.pending) for r in reports if r.pending]
     for g, n in pending:
         sys.stderr.write(f"kafkatool: note: group '{g}' has {n} transactional offset commit(s) still pending (not counted)\n")
@@ -385,7 +436,7 @@ def _describe_offline(log_dirs: list[Path], groups: list[str] | None, topics: li
         _exit_for([], [], None, None, st.problems)
         return
     st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions)
-    reports = rep.gather_offline(st, log_dirs, groups, topics)
+    reports = rep.gather_offline(st, log_dirs, groups, topics, text_release())
     _render_describe(reports, "log-dir", fmt, members, verbose, False, False, False, None)
     _exit_for(reports, groups or [], None, None, st.problems)
 
@@ -423,14 +474,14 @@ def export(
     topic: list[str] = _TOPIC,
     output_format: str = typer.Option("csv", "--format", help="csv (Kafka's --export), zk (ExportZkOffsets) or json."),
     output: Path = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     fmt = check_format(output_format, ("csv", "zk", "json"))
     groups = list(dict.fromkeys(_split(group)))
     topics = _split(topic) or None
     _check_groups(groups, all_groups, "export")
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     from kafkatool.ops import offsets_report as rep
@@ -443,20 +494,22 @@ def export(
             with _zookeeper(zookeeper, timeout) as zk:
                 names = zk.list_groups() if all_groups else groups
                 if fmt == "json":
-                    with _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+                    with _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=True) as bo:
                         from kafkatool.cluster.groups import KafkaGroups
 
-                        reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo))
-                        rep.add_time_lag(reports, bo, int(time.time() * 1000))
+                        reports = rep.gather_zookeeper(zk, bo, names, topics, KafkaGroups(bo) if bo else None,
+                                                       every_offset=True)
+                        if bo is not None:
+                            rep.add_time_lag(reports, bo, int(time.time() * 1000))
                 else:
                     reports = _zk_export_reports(zk, names, topics)
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
-                reports = rep.gather_kafka(kg, bo, names, topics)
+                reports = rep.gather_kafka(kg, bo, names, topics, text_release())
                 if fmt == "json":
                     rep.add_time_lag(reports, bo, int(time.time() * 1000))
     missing = [r.group for r in reports if not all_groups and (r.state is None or r.state == "Dead") and not r.rows]
@@ -543,14 +596,14 @@ def reset(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show the plan (the default)."),
     export_csv: bool = typer.Option(False, "--export", help="Print the plan as Kafka's --export CSV."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
 ) -> None:
     from kafkatool.ops import offsets_report as rep
 
     fmt = check_format(output_format, TEXT_FORMATS)
     groups = list(dict.fromkeys(_split(group)))
     _check_groups(groups, all_groups, "reset")
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     if execute and dry_run:
         raise CliError("give only one of --execute and --dry-run")
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
@@ -562,7 +615,12 @@ def reset(
     if len(chosen) != 1:
         raise CliError("choose exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, "
                        "--to-datetime, --by-duration, --from-file" + (f" (got {', '.join(chosen)})" if chosen else ""))
-    scope = _parse_scope(_split(topic))
+    from kafkatool.cluster import offsets_reset as planner
+
+    try:
+        scope = planner.parse_scope(_split(topic))
+    except rep.ResetError as exc:
+        raise CliError(str(exc)) from None
     if from_file is None and not scope and not all_topics:
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
     if scope and all_topics:
@@ -587,19 +645,20 @@ def reset(
     )
     with _translate():
         if source == "zookeeper":
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, \
+                    _brokers(bootstrap_server, command_config, timeout, deadline, zk, optional=from_file is not None) as bo:
                 names = zk.list_groups() if all_groups else groups
-                plans, refused = _plan_zk(zk, bo, names, spec, scope, all_topics)
+                plans, refused = planner.plan_zookeeper(zk, bo, names, spec, scope, all_topics)
                 if execute:
                     for p in plans:
                         zk.commit(p.group, p.offsets)
         else:
             from kafkatool.cluster.groups import KafkaGroups
 
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
-                plans, refused = _plan_kafka(kg, bo, names, spec, scope, all_topics)
+                plans, refused = planner.plan_kafka(kg, bo, names, spec, scope, all_topics)
                 failures = []
                 if execute:
                     for p in plans:
@@ -611,10 +670,16 @@ def reset(
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
+    if export_csv or fmt == "text":  # Kafka prints them while planning, before either text
+        _emit(rep.format_reset_warnings(plans, text_release()))
     if export_csv:
-        _emit(rep.export_csv({p.group: p.offsets for p in plans}, with_group=not (len(groups) == 1 and not all_groups)))
+        ordered: dict[str, dict[Any, int]] = {}
+        for g, t, part, o in rep.reset_rows(plans, text_release()):
+            ordered.setdefault(g, {})[(t, part)] = o
+        _emit(rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups),
+                             keep_order=text_release().at_least("4.0")))
     elif fmt == "text":
-        _emit(rep.format_reset(plans))
+        _emit(rep.format_reset(plans, text_release()))
     else:
         render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
                      for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
@@ -623,94 +688,6 @@ def reset(
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
     if refused:
         raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
-
-
-def _parse_scope(items: list[str]) -> dict[str, list[int] | None]:
-    """`t` (all partitions) or `t:0,1,2` as Kafka's --topic of --reset-offsets (comma-split already)."""
-    scope: dict[str, list[int] | None] = {}
-    current: str | None = None
-    for it in items:
-        if ":" in it:
-            t, _, p = it.partition(":")
-            current = t
-            scope.setdefault(t, [])
-            if p:
-                scope[t].append(_int(p, it))  # type: ignore[union-attr]
-        elif re.fullmatch(r"\d+", it) and current is not None and scope.get(current) is not None:
-            scope[current].append(int(it))  # type: ignore[union-attr]
-        else:
-            current = None
-            scope[it] = None
-    return scope
-
-
-def _int(text: str, arg: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise CliError(f"Invalid partition '{text}' specified in topic arg '{arg}'") from None
-
-
-def _scope_partitions(scope: dict[str, list[int] | None], meta_partitions: dict[str, list[int]]) -> list[tuple[str, int]]:
-    out = []
-    for t, ps in scope.items():
-        if ps is None:
-            if t not in meta_partitions:
-                raise CliError(f"topic {t!r}: does not exist")
-            out += [(t, p) for p in meta_partitions[t]]
-        else:
-            out += [(t, p) for p in ps]
-    return out
-
-
-def _plan_common(group: str, spec: Any, partitions: list[tuple[str, int]], committed: dict[Any, int | None], bo: Any) -> Any:
-    from kafkatool.ops import offsets_report as rep
-
-    if spec.from_file is not None:
-        partitions = list((spec.from_file.get(group) or {}).keys())
-    earliest = {tp: lo.offset for tp, lo in bo.log_start_offsets(partitions).items()} if partitions else {}
-    latest = {tp: lo.offset for tp, lo in bo.log_end_offsets(partitions).items()} if partitions else {}
-    by_time = None
-    ts = spec.to_datetime_ms if spec.to_datetime_ms is not None else (
-        int(time.time() * 1000) - spec.by_duration_ms if spec.by_duration_ms is not None else None)
-    if ts is not None and partitions:
-        by_time = {tp: lo.offset for tp, lo in bo.list_offsets({tp: ts for tp in partitions}).items()}
-    return rep.plan_reset(group, spec, partitions, committed, earliest, latest, by_time)
-
-
-def _plan_kafka(kg: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
-    infos = kg.describe(names)
-    committed_all = kg.committed(names)
-    plans, refused = [], []
-    meta_parts = bo.metadata([t for t, ps in scope.items() if ps is None]).topics if scope else {}
-    for g in names:
-        info = infos[g]
-        if info.state not in ("Empty", "Dead"):
-            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but the current state is {info.state}.")
-            continue
-        committed = {tp: (c.offset if c is not None else None) for tp, c in committed_all.get(g, {}).items()}
-        parts = sorted(committed) if all_topics else _scope_partitions(scope, meta_parts) if scope else []
-        plans.append(_plan_common(g, spec, parts, committed, bo))
-    return plans, refused
-
-
-def _plan_zk(zk: Any, bo: Any, names: list[str], spec: Any, scope: dict[str, list[int] | None], all_topics: bool) -> tuple[list[Any], list[str]]:
-    plans, refused = [], []
-    for g in names:
-        ids = zk.members(g)
-        if ids:
-            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but it has {len(ids)} registered consumer(s).")
-            continue
-        committed: dict[Any, int | None] = dict(zk.all_committed(g))
-        if all_topics:
-            parts = sorted(committed)
-        elif scope:
-            meta_parts, _ = zk.partitions([t for t, ps in scope.items() if ps is None])
-            parts = _scope_partitions(scope, meta_parts)
-        else:
-            parts = []
-        plans.append(_plan_common(g, spec, parts, committed, bo))
-    return plans, refused
 
 
 # --------------------------------------------------------------------------------------------------
@@ -746,10 +723,10 @@ def end(
     command_config: CommandConfig = None,
     exclude_internal_topics: bool = typer.Option(False, "--exclude-internal-topics", help="Leave out __consumer_offsets and the like."),
     output_format: str = typer.Option("text", "--format", help="text (GetOffsetShell's), json, ndjson, csv or table."),
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
     spec = _TIME_WORDS.get(time_spec)
@@ -773,10 +750,10 @@ def end(
 
     with _translate():
         if zookeeper:
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
         else:
-            with _brokers(bootstrap_server, command_config, timeout) as bo:
+            with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")
@@ -797,6 +774,3 @@ def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, 
         for p in ps if not parts or p in parts
     ]
     return bo.list_offsets({tp: spec for tp in tps}) if tps else {}
-
-
-from kafkatool.cli import offsets_watch as _offsets_watch  # noqa: E402,F401 - registers `offsets watch`

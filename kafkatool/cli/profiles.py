@@ -30,6 +30,9 @@ def hoist_global_options(argv: list[str]) -> list[str]:
         if name in GLOBAL_OPTIONS:
             if "=" in a:
                 front.append(a)
+            elif i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+                # else the next word (the command, or another option) would be taken as its value
+                raise CliError(f"{name} needs a value")
             else:
                 front += argv[i : i + 2]
                 i += 1
@@ -62,8 +65,8 @@ def with_profile(
 ) -> tuple[str | None, str | None, Path | None]:
     """Fill in the connection from the chosen profile when the command line named none.
 
-    A profile's bootstrap servers win over its ZooKeeper connect string (ZooKeeper is for clusters
-    that have nothing else); an explicit --command-config is merged under the profile's properties.
+    A profile names exactly one of the two (the config loader refuses both); an explicit
+    --command-config is merged under the profile's properties.
     """
     if zookeeper or bootstrap_server:
         return zookeeper, bootstrap_server, command_config

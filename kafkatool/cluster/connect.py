@@ -8,6 +8,7 @@ imported lazily: commands that never touch a cluster do not pay for them.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,11 @@ DEFAULT_TIMEOUT = 15.0
 
 class ClusterError(Exception):
     """A cluster could not be reached or refused a request (CLI exit code 3)."""
+
+
+class ZkDataError(ClusterError):
+    """A znode holds what Kafka never writes there (not JSON, a non-numeric offset, ...): the
+    command stops naming the znode rather than misread or skip it (CLI exit code 3)."""
 
 
 class ClusterInputError(Exception):
@@ -63,10 +69,19 @@ def zk_client(connect: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
-    parse_zk_connect(connect)
+    _, chroot = parse_zk_connect(connect)
     client = KazooClient(hosts=connect, timeout=timeout, connection_retry={"max_tries": 2, "delay": 0.2})
     try:
-        client.start(timeout=timeout)
+        with warnings.catch_warnings():  # kazoo warns of a missing chroot and carries on: we refuse below
+            warnings.simplefilter("ignore", UserWarning)
+            client.start(timeout=timeout)
+        if chroot and client.exists("/") is None:
+            client.stop()
+            client.close()
+            raise ClusterInputError(f"--zookeeper {connect}: chroot {chroot} does not exist "
+                                    "(a typo? a Kafka cluster's chroot always exists)")
+    except ClusterInputError:
+        raise
     except KazooTimeoutError:
         client.close()
         raise ClusterError(f"cannot reach ZooKeeper at {connect} within {timeout:g}s") from None
@@ -128,19 +143,30 @@ def kafka_python_config(bootstrap: str, props: dict[str, str], timeout: float = 
     return cfg
 
 
-def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
-    """A KafkaAdminClient, or ClusterError when no broker answers in time."""
+def admin_client(bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 connect_within: float | None = None) -> Any:
+    """A KafkaAdminClient, or ClusterError when no broker answers in time (`connect_within`
+    seconds when given: what is left of a command's --timeout; errors still name --timeout)."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaConfigurationError, KafkaError
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
-        cfg.setdefault("bootstrap_timeout_ms", int(timeout * 1000))
+        cfg.setdefault("bootstrap_timeout_ms", max(1, int((timeout if connect_within is None else connect_within) * 1000)))
+
     try:
-        return KafkaAdminClient(**cfg)
+        admin = KafkaAdminClient(**cfg)
     except KafkaConfigurationError as exc:
         raise ClusterInputError(f"--command-config: {exc}") from None
     except KafkaError as exc:
         raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
     except OSError as exc:
         raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None
+    # A broker that accepts connections and never answers must not cost 10 s (kafka-python's
+    # connection set-up timeout, which the admin client does not let us configure) past --timeout.
+    manager_config = getattr(getattr(admin, "_manager", None), "config", None)
+    if isinstance(manager_config, dict):
+        for key in ("socket_connection_setup_timeout_ms", "socket_connection_setup_timeout_max_ms"):
+            if key in manager_config:
+                manager_config[key] = min(manager_config[key], int(timeout * 1000))
+    return admin

@@ -17,13 +17,15 @@ batch or two per partition.  kafka-python and kazoo are imported lazily by `kafk
 
 from __future__ import annotations
 
+import re
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, admin_client
+from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, ZkDataError, admin_client
 from kafkatool.cluster.model import Broker
 
 TP = tuple[str, int]
@@ -35,6 +37,7 @@ MAX_TIMESTAMP = -3
 # Broker error codes this module reacts to (Kafka's Errors enum).
 _ERR_OFFSET_OUT_OF_RANGE = 1
 _ERR_NOT_LEADER = 6
+_ERR_UNSUPPORTED_VERSION = 35
 
 
 @dataclass(slots=True)
@@ -46,6 +49,10 @@ class Member:
     host: str
     group_instance_id: str | None = None
     assignment: list[TP] = field(default_factory=list)
+    # KIP-848 groups (ConsumerGroupDescribe) only:
+    member_epoch: int | None = None
+    target_assignment: list[TP] = field(default_factory=list)
+    upgraded: bool | None = None  # None: not said (v0, classic); False: a classic member of a consumer group
 
 
 @dataclass(slots=True)
@@ -58,6 +65,9 @@ class GroupInfo:
     protocol: str = ""
     coordinator: Broker | None = None
     members: list[Member] = field(default_factory=list)
+    group_type: str = "classic"  # "consumer": the KIP-848 protocol, described by ConsumerGroupDescribe
+    group_epoch: int | None = None
+    target_assignment_epoch: int | None = None
 
     @property
     def active(self) -> bool:
@@ -126,15 +136,48 @@ class BrokerOffsets:
     `requests` counts what was sent, per (broker id, API), for reports and the benchmark.
     """
 
-    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, admin: Any, timeout: float = DEFAULT_TIMEOUT, deadline: float | None = None) -> None:
         self.admin = admin
         self.timeout = timeout
+        # A command's --timeout bounds all its cluster work (`deadline`, monotonic); without one each
+        # call (retries included) gets `timeout` of its own, for long-lived library use.
+        self.deadline = deadline
         self.requests: Counter[tuple[int | None, str]] = Counter()
         self._meta: ClusterMetadata | None = None
 
     @classmethod
-    def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> BrokerOffsets:
-        return cls(admin_client(bootstrap, command_config, timeout), timeout)
+    def connect(cls, bootstrap: str, command_config: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+                deadline: float | None = None) -> BrokerOffsets:
+        """Connect; with a `deadline` (a command's, monotonic) connecting and every later call end by it."""
+        left = None if deadline is None else max(0.001, deadline - time.monotonic())
+        return cls(admin_client(bootstrap, command_config, timeout, left), timeout, deadline)
+
+    def until(self) -> float:
+        """The monotonic time a call starting now must end by."""
+        return self.deadline if self.deadline is not None else time.monotonic() + self.timeout
+
+    def pause(self, seconds: float) -> None:
+        """Leave out a wait the user asked for (--sample) from the deadline."""
+        if self.deadline is not None:
+            self.deadline += seconds
+
+    def out_of_time(self, what: str, last: object = None) -> ClusterError:
+        # (our own deadline's "Timed out after N ms" would only restate --timeout less clearly)
+        why = f" (last error: {last})" if last and "Timed out after" not in str(last) else ""
+        return ClusterError(f"{what}: no answer within --timeout {self.timeout:g}s{why}")
+
+    def bounded(self, what: str, coro: Any, until: float) -> Any:
+        """Run a kafka-python coroutine on its IO loop, given at most the time left until `until`."""
+        mgr = self.admin._manager
+        left_ms = int((until - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            coro.close()
+            raise self.out_of_time(what)
+
+        async def call() -> Any:
+            return await mgr.wait_for(mgr.call_soon(coro), left_ms)
+
+        return mgr.run(call)
 
     def close(self) -> None:
         try:
@@ -150,7 +193,9 @@ class BrokerOffsets:
         connections, authentication and version negotiation stay kafka-python's.
         """
         mgr = self.admin._manager
-        timeout_ms = int(self.timeout * 1000)
+        timeout_ms = int(min(self.timeout, self.until() - time.monotonic()) * 1000)
+        if timeout_ms <= 0:
+            raise self.out_of_time("request to the brokers")
         for node, req in requests:
             self.requests[(node, type(req).__name__.removesuffix("Request"))] += 1
 
@@ -158,8 +203,8 @@ class BrokerOffsets:
             futures = [mgr.send(req, node_id=node, request_timeout_ms=timeout_ms) for node, req in requests]
             out: list[Any] = []
             for fut in futures:
-                try:
-                    out.append(await fut)
+                try:  # a connection that never completes is bounded too, not only the request
+                    out.append(await mgr.wait_for(fut, timeout_ms))
                 except Exception as exc:  # noqa: BLE001 - returned to the caller per request
                     out.append(exc)
             return out
@@ -215,8 +260,8 @@ class BrokerOffsets:
     def list_offsets(self, specs: dict[TP, int]) -> dict[TP, ListedOffset]:
         """Offsets by spec (LATEST, EARLIEST, MAX_TIMESTAMP or a timestamp in ms) per partition.
 
-        One ListOffsets per leader, all in flight at once; a partition whose leader moved is asked
-        again once after a metadata refresh.  Errors are per partition, never for the whole call.
+        One ListOffsets per leader, all in flight at once; a partition whose leader moved (or could
+        not be reached) is asked again once after a metadata refresh.  Errors are per partition, never for the whole call.
         """
         out: dict[TP, ListedOffset] = {}
         pending = dict(specs)
@@ -234,7 +279,10 @@ class BrokerOffsets:
             for n, resp in zip(nodes, resps, strict=True):
                 if isinstance(resp, Exception):
                     for tp in groups[n]:
-                        out[tp] = ListedOffset(None, None, f"broker {n}: {resp}")
+                        if attempt == 0:  # the leader may be gone: ask again after a metadata refresh
+                            retry[tp] = pending[tp]
+                        else:
+                            out[tp] = ListedOffset(None, None, f"broker {n}: {resp}")
                     continue
                 for t in resp.topics:
                     for p in t.partitions:
@@ -305,7 +353,10 @@ class BrokerOffsets:
             for n, resp in zip(nodes, resps, strict=True):
                 if isinstance(resp, Exception):
                     for tp in groups[n]:
-                        out[tp] = RecordStamp(None, None, error=f"broker {n}: {resp}")
+                        if attempt + 1 < _FETCH_ROUNDS:  # the leader may be gone: after a metadata refresh
+                            again[tp] = pending[tp]
+                        else:
+                            out[tp] = RecordStamp(None, None, error=f"broker {n}: {resp}")
                     continue
                 for t in resp.responses:
                     name = str(t.topic or ids.get(getattr(t, "topic_id", None)))
@@ -431,38 +482,125 @@ def _partial_batch(data: bytes, pos: int, target: int) -> tuple[RecordStamp, int
 
 
 class KafkaGroups:
-    """Groups stored and coordinated by the brokers, through kafka-python's Admin client."""
+    """Groups stored and coordinated by the brokers, through kafka-python's Admin client.
+
+    Coordinators move (a broker dies, `__consumer_offsets` leadership changes): as Kafka's admin
+    client does, a call that meets a lost connection, NOT_COORDINATOR or
+    COORDINATOR_LOAD_IN_PROGRESS forgets the groups' coordinators, looks them up again and retries,
+    until the command's --timeout runs out.
+    """
 
     def __init__(self, brokers: BrokerOffsets) -> None:
         self.brokers = brokers
         self.admin = brokers.admin
 
-    def _call(self, what: str, fn: Any, *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except ClusterError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - kafka-python raises many types; all mean "cluster said no"
-            raise ClusterError(f"{what}: {exc}") from None
+    def _call(self, what: str, make: Any, groups: Iterable[str] = ()) -> Any:
+        """Run the coroutine `make()` returns, retried over coordinator moves within --timeout
+        (`make` runs in the caller's thread before each attempt)."""
+        delay = 0.05
+        last: Exception | None = None
+        until = self.brokers.until()
+        while True:
+            if until - time.monotonic() <= 0:
+                raise self.brokers.out_of_time(what, last)
+            try:
+                return self.brokers.bounded(what, make(), until)
+            except ClusterError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - kafka-python raises many types
+                if not _retriable(exc):
+                    raise ClusterError(f"{what}: {exc}") from None
+                last = exc
+            self._forget_coordinators(groups)
+            time.sleep(max(0.0, min(delay, until - time.monotonic())))
+            delay = min(delay * 2, 1.0)
+
+    def _forget_coordinators(self, groups: Iterable[str]) -> None:
+        cache = getattr(self.admin._manager.cluster, "_coordinators", None)
+        if isinstance(cache, dict):
+            wanted = set(groups)
+            for key in [k for k in cache if isinstance(k, tuple) and len(k) == 2 and k[1] in wanted]:
+                cache.pop(key, None)
 
     def list_groups(self) -> list[str]:
         """Consumer groups (protocol type "consumer" or empty), as kafka-consumer-groups --list."""
-        listed = self._call("ListGroups", self.admin.list_groups)
+        listed = self._call("ListGroups", lambda: self.admin._async_list_groups(
+            broker_ids=sorted(self.brokers.metadata(refresh=True).brokers)))
         return sorted({g["group_id"] for g in listed if g.get("protocol_type", "") in ("consumer", "")})
 
     def coordinators(self, groups: list[str]) -> dict[str, Broker | None]:
-        ids = self._call("FindCoordinator", self.admin._manager.run, self.admin._find_coordinator_ids, groups)
+        ids = self._call("FindCoordinator", lambda: self.admin._find_coordinator_ids(groups), groups=groups)
         brokers = self.brokers.metadata().brokers
         return {g: brokers.get(ids.get(g, -1)) for g in groups}
 
+    def _consumer_describe_supported(self) -> bool:
+        from kafkatool.cluster.kip848 import ConsumerGroupDescribeRequest
+
+        try:
+            return int(self.admin._manager.broker_version_data.api_version(ConsumerGroupDescribeRequest)) >= 0
+        except Exception:  # noqa: BLE001 - IncompatibleBrokerVersion and the like: the broker lacks it
+            return False
+
+    async def _consumer_describe(self, groups: list[str]) -> dict[str, Any]:
+        """ConsumerGroupDescribe per coordinator: the groups on the new protocol (others are left out:
+        the broker answers GROUP_ID_NOT_FOUND for classic groups, as Kafka 4.0's admin client expects)."""
+        from kafkatool.cluster.kip848 import GROUP_ID_NOT_FOUND, ConsumerGroupDescribeRequest
+
+        mgr = self.admin._manager
+        by_coordinator: dict[Any, list[str]] = defaultdict(list)
+        for g, c in (await self.admin._find_coordinator_ids(groups)).items():
+            by_coordinator[c].append(g)
+        out: dict[str, Any] = {}
+        for c, gs in by_coordinator.items():
+            resp = await mgr.send(ConsumerGroupDescribeRequest(group_ids=gs, include_authorized_operations=False),
+                                  node_id=c)
+            for dg in resp.groups:
+                if dg.error_code == 0:
+                    out[dg.group_id] = dg
+                elif dg.error_code in (GROUP_ID_NOT_FOUND, _ERR_UNSUPPORTED_VERSION):
+                    continue  # a classic group (or none): DescribeGroups says which
+                elif _error_name(dg.error_code).startswith(("NotCoordinator", "CoordinatorLoad", "CoordinatorNotAvail")):
+                    raise _CoordinatorMoved(_error_name(dg.error_code))
+                else:
+                    raise ClusterError(f"ConsumerGroupDescribe {dg.group_id}: {_error_name(dg.error_code)}"
+                                       + (f": {dg.error_message}" if dg.error_message else ""))
+        return out
+
     def describe(self, groups: list[str]) -> dict[str, GroupInfo]:
-        """DescribeGroups, one request per coordinator."""
+        """The groups' state and members, one request per coordinator.
+
+        As Kafka 4.0's admin client: ConsumerGroupDescribe first when the broker has it (groups on
+        the KIP-848 consumer protocol), DescribeGroups for the rest (classic groups).
+        """
         if not groups:
             return {}
+        new_api = self._consumer_describe_supported()
+
+        async def describe() -> Any:
+            new = await self._consumer_describe(groups) if new_api else {}
+            classic = [g for g in groups if g not in new]
+            raw = await self.admin._async_describe_groups(classic) if classic else {}
+            for d in raw.values():
+                if d.get("error") and _retriable_text(str(d["error"])):
+                    raise _CoordinatorMoved(str(d["error"]))
+            return new, raw
+
+        new, raw = self._call("DescribeGroups", describe, groups=groups)  # (describe() makes the coroutine)
         coords = self.coordinators(groups)
-        raw = self._call("DescribeGroups", self.admin.describe_groups, groups)
+        from kafkatool.cluster.kip848 import assignment_partitions
+
         out = {}
         for g in groups:
+            dg = new.get(g)
+            if dg is not None:
+                members = [Member(m.member_id, m.client_id, m.client_host, m.instance_id,
+                                  assignment_partitions(m.assignment), m.member_epoch,
+                                  assignment_partitions(m.target_assignment),
+                                  None if getattr(m, "member_type", -1) == -1 else m.member_type == 1)
+                           for m in dg.members]
+                out[g] = GroupInfo(g, dg.group_state, "consumer", dg.assignor_name, coords.get(g), members, "consumer",
+                                   dg.group_epoch, dg.assignment_epoch)
+                continue
             d = raw.get(g)
             if d is None:
                 out[g] = GroupInfo(g, "Dead", "", "", coords.get(g), [])
@@ -500,7 +638,8 @@ class KafkaGroups:
         """
         if not groups:
             return {}
-        raw = self._call("OffsetFetch", self.admin.list_group_offsets, {g: None for g in groups})
+        raw = self._call("OffsetFetch", lambda: self.admin._async_list_group_offsets({g: None for g in groups}),
+                         groups=groups)
         out: dict[str, dict[TP, Committed | None]] = {}
         for g in groups:
             per = {}
@@ -518,7 +657,15 @@ class KafkaGroups:
         if not offsets:
             return {}
         req = {TopicPartition(t, p): OffsetAndMetadata(o, "", None) for (t, p), o in offsets.items()}
-        res = self._call("OffsetCommit", self.admin.alter_group_offsets, group, req)
+
+        async def commit() -> Any:
+            res = await self.admin._async_alter_group_offsets(group, req)
+            moved = [e for e in res.values() if _retriable_text(getattr(e, "__name__", str(e)))]
+            if moved:
+                raise _CoordinatorMoved(getattr(moved[0], "__name__", str(moved[0])))
+            return res
+
+        res = self._call("OffsetCommit", commit, groups=[group])  # (commit() makes the coroutine)
         out: dict[TP, str | None] = {}
         for tp, err in res.items():
             name = getattr(err, "__name__", str(err))
@@ -526,8 +673,33 @@ class KafkaGroups:
         return out
 
 
+class _CoordinatorMoved(Exception):
+    """A group-level NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS inside a response."""
+
+
+# What Kafka's admin client retries after looking the coordinator up again.
+_RETRIABLE = ("NotCoordinator", "CoordinatorLoadInProgress", "CoordinatorNotAvailable", "KafkaConnectionError",
+              "NodeNotReady", "RequestTimedOut", "KafkaTimeoutError", "ConnectionError", "Event loop stopped")
+
+
+def _retriable_text(text: str) -> bool:
+    return any(name in text for name in _RETRIABLE)
+
+
+def _retriable(exc: Exception) -> bool:
+    return isinstance(exc, (_CoordinatorMoved, ConnectionError)) or _retriable_text(f"{type(exc).__name__} {exc}")
+
+
 # --------------------------------------------------------------------------------------------------
 # ZooKeeper-stored groups (old consumers, Kafka 0.8 - 2.x)
+
+
+def _offset(path: str, text: str) -> int:
+    """An offset znode's value, as the old consumer writes it (a decimal number)."""
+    value = text.strip()
+    if not re.fullmatch(r"-?\d{1,19}", value):
+        raise ZkDataError(f"ZooKeeper znode {path}: {text!r} is not an offset")
+    return int(value)
 
 
 class ZkGroups:
@@ -595,10 +767,7 @@ class ZkGroups:
             if raw is None:
                 out[(t, p)] = -1 if dirs[t] else None
                 continue
-            try:
-                out[(t, p)] = int(raw.strip())
-            except ValueError:
-                raise ClusterError(f"ZooKeeper /consumers/{group}/offsets/{t}/{p}: {raw!r} is not an offset") from None
+            out[(t, p)] = _offset(f"/consumers/{group}/offsets/{t}/{p}", raw)
         return out
 
     def owners(self, group: str, tps: list[TP]) -> dict[TP, str | None]:
@@ -606,12 +775,17 @@ class ZkGroups:
         return dict(zip(tps, datas, strict=True))
 
     def all_committed(self, group: str) -> dict[TP, int]:
-        """Every offset znode of a group (what ExportZkOffsets exports)."""
+        """Every offset znode of a group (what ExportZkOffsets exports); a znode that is not a
+        partition number or does not hold an offset stops the read (ZkDataError naming it)."""
         tps: list[TP] = []
         for t in self.offset_topics(group):
-            tps += [(t, int(p)) for p in self.cluster._children(f"/consumers/{group}/offsets/{t}") if p.isdigit()]
+            for p in self.cluster._children(f"/consumers/{group}/offsets/{t}"):
+                if not p.isdigit():
+                    raise ZkDataError(f"ZooKeeper znode /consumers/{group}/offsets/{t}/{p}: {p!r} is not a partition number")
+                tps.append((t, int(p)))
         datas = self._text([f"/consumers/{group}/offsets/{t}/{p}" for t, p in tps])
-        return {tp: int(d.strip()) for tp, d in zip(tps, datas, strict=True) if d is not None and d.strip().lstrip("-").isdigit()}
+        return {(t, p): _offset(f"/consumers/{group}/offsets/{t}/{p}", d)
+                for (t, p), d in zip(tps, datas, strict=True) if d is not None}
 
     def members(self, group: str) -> list[str]:
         """Registered consumer ids (`/consumers/g/ids`): non-empty means the group is active."""

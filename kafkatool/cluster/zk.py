@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from kafkatool.cluster.backend import (
@@ -23,7 +24,7 @@ from kafkatool.cluster.backend import (
     ReassignmentInProgressError,
     UnknownTopicsError,
 )
-from kafkatool.cluster.connect import ClusterError, parse_zk_connect, zk_client
+from kafkatool.cluster.connect import ClusterError, ZkDataError, parse_zk_connect, zk_client
 from kafkatool.cluster.model import (
     Broker,
     ConfigChange,
@@ -60,9 +61,43 @@ def config_path(entity: str, name: str) -> str:
     return f"/config/{entity}/{name}"
 
 
+def read_znode(path: str, data: bytes | None, parse: Callable[[bytes], Any]) -> Any:
+    """`parse(data)`, or ZkDataError naming the znode and what is wrong with it: a znode Kafka
+    never wrote that way is reported, never misread or skipped."""
+    try:
+        return parse(data if data is not None else b"")
+    except json.JSONDecodeError as exc:
+        raise ZkDataError(f"ZooKeeper znode {path}: not JSON ({exc.msg} at char {exc.pos}): {_excerpt(data)}") from None
+    except UnicodeDecodeError:
+        raise ZkDataError(f"ZooKeeper znode {path}: not UTF-8 text: {_excerpt(data)}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ZkDataError(f"ZooKeeper znode {path}: {_why(exc)}: {_excerpt(data)}") from None
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r} field"
+    text = str(exc)
+    if text.startswith("invalid literal for int()"):
+        return f"{text.split(': ', 1)[-1]} is not a number"
+    return text or type(exc).__name__
+
+
+def _excerpt(data: bytes | None) -> str:
+    text = (data or b"").decode("utf-8", "replace")
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def parse_json_object(data: bytes) -> dict[str, Any]:
+    info = json.loads(data.decode("utf-8")) if data else {}
+    if not isinstance(info, dict):
+        raise ValueError(f"a JSON {type(info).__name__}, not an object")
+    return info
+
+
 def parse_broker(broker_id: int, data: bytes) -> Broker:
     """`/brokers/ids/<id>`: host/port (v1), or the first endpoint (v2+, host may be null), rack (v3+)."""
-    info = json.loads(data.decode("utf-8"))
+    info = parse_json_object(data)
     host, port = info.get("host"), info.get("port", -1)
     if not host:
         for ep in info.get("endpoints") or []:
@@ -76,16 +111,32 @@ def parse_broker(broker_id: int, data: bytes) -> Broker:
 
 def parse_topic(topic: str, data: bytes) -> dict[str, dict[int, list[int]]]:
     """Topic znode → {"partitions": …, "adding": …, "removing": …} keyed by partition number."""
-    info = json.loads(data.decode("utf-8")) if data else {}
+    info = parse_json_object(data)
     out: dict[str, dict[int, list[int]]] = {}
     for key, name in (("partitions", "partitions"), ("adding_replicas", "adding"), ("removing_replicas", "removing")):
-        out[name] = {int(p): [int(b) for b in reps] for p, reps in (info.get(key) or {}).items()}
+        table = info.get(key) or {}
+        if not isinstance(table, dict):
+            raise ValueError(f"{key!r} is not an object")
+        out[name] = {}
+        for p, reps in table.items():
+            if not str(p).isdigit():
+                raise ValueError(f"{key}: partition {p!r} is not a partition number")
+            if not isinstance(reps, list) or not all(isinstance(b, int) for b in reps):
+                raise ValueError(f"{key}: partition {p}: replicas {reps!r} are not a list of broker ids")
+            out[name][int(p)] = list(reps)
     return out
 
 
 def parse_state(data: bytes) -> tuple[int, list[int], int]:
-    info = json.loads(data.decode("utf-8"))
+    info = parse_json_object(data)
     return int(info.get("leader", -1)), [int(b) for b in info.get("isr", [])], int(info.get("leader_epoch", -1))
+
+
+def _parse_config(data: bytes) -> dict[str, str]:
+    config = parse_json_object(data).get("config") or {}
+    if not isinstance(config, dict):
+        raise ValueError("'config' is not an object")
+    return {k: str(v) for k, v in config.items()}
 
 
 def reassignment_json(targets: dict[TopicPartition, list[int]]) -> bytes:
@@ -100,7 +151,7 @@ def election_json(parts: list[TopicPartition]) -> bytes:
 
 
 def parse_partition_list(data: bytes) -> list[tuple[TopicPartition, list[int] | None]]:
-    info = json.loads(data.decode("utf-8")) if data else {}
+    info = parse_json_object(data)
     out = []
     for p in info.get("partitions") or []:
         reps = p.get("replicas")
@@ -181,15 +232,20 @@ class ZkCluster(Cluster):
     # -- reads --------------------------------------------------------------------------------
 
     def brokers(self) -> list[Broker]:
-        ids = sorted(int(i) for i in self._children(BROKER_IDS) if i.lstrip("-").isdigit())
+        names = self._children(BROKER_IDS)
+        bad = [i for i in names if not i.lstrip("-").isdigit()]
+        if bad:
+            raise ZkDataError(f"ZooKeeper znode {BROKER_IDS}/{bad[0]}: {bad[0]!r} is not a broker id")
+        ids = sorted(int(i) for i in names)
         datas = self._get_many([f"{BROKER_IDS}/{i}" for i in ids])
-        return [parse_broker(i, d) for i, d in zip(ids, datas, strict=True) if d is not None]
+        return [read_znode(f"{BROKER_IDS}/{i}", d, partial(parse_broker, i))
+                for i, d in zip(ids, datas, strict=True) if d is not None]
 
     def controller(self) -> int | None:
         got = self._get(CONTROLLER)
         if not got or not got[0]:
             return None
-        return int(json.loads(got[0].decode("utf-8")).get("brokerid", -1))
+        return int(read_znode(CONTROLLER, got[0], lambda b: int(parse_json_object(b).get("brokerid", -1))))
 
     def topics(self) -> list[str]:
         return sorted(self._children(TOPICS))
@@ -202,7 +258,7 @@ class ZkCluster(Cluster):
                 if missing_ok:  # deleted between listing and reading
                     continue
                 raise UnknownTopicsError(f"Topic {t} not found.")
-            out[t] = parse_topic(t, d)
+            out[t] = read_znode(topic_path(t), d, partial(parse_topic, t))
         return out
 
     def partition_states(self, topics: Iterable[str] | None = None) -> dict[TopicPartition, PartitionState]:
@@ -213,7 +269,7 @@ class ZkCluster(Cluster):
         out: dict[TopicPartition, PartitionState] = {}
         for tp, data in zip(tps, states, strict=True):
             z = znodes[tp.topic]
-            leader, isr, epoch = parse_state(data) if data else (-1, [], -1)
+            leader, isr, epoch = read_znode(state_path(tp), data, parse_state) if data else (-1, [], -1)
             out[tp] = PartitionState(
                 replicas=z["partitions"][tp.partition],
                 leader=leader,
@@ -235,7 +291,7 @@ class ZkCluster(Cluster):
         got = self._get(REASSIGN)
         if not got:
             return {}
-        return {tp: reps or [] for tp, reps in parse_partition_list(got[0])}
+        return {tp: reps or [] for tp, reps in read_znode(REASSIGN, got[0], parse_partition_list)}
 
     def ongoing_reassignments(self) -> dict[TopicPartition, OngoingReassignment]:
         legacy = self.legacy_reassignment()
@@ -263,8 +319,7 @@ class ZkCluster(Cluster):
         datas = self._get_many([config_path(entity, n) for n in names])
         out = {}
         for n, d in zip(names, datas, strict=True):
-            info = json.loads(d.decode("utf-8")) if d else {}
-            out[n] = {k: str(v) for k, v in (info.get("config") or {}).items()}
+            out[n] = read_znode(config_path(entity, n), d, _parse_config)
         return out
 
     # -- writes -------------------------------------------------------------------------------
@@ -281,7 +336,7 @@ class ZkCluster(Cluster):
             current[(ch.entity, ch.name)] = got
         for ch in changes:
             got = current[(ch.entity, ch.name)]
-            old = {} if not got else {k: str(v) for k, v in (json.loads(got[0].decode("utf-8") or "{}").get("config") or {}).items()}
+            old = {} if not got else read_znode(config_path(ch.entity, ch.name), got[0], _parse_config)
             data = dumps({"version": 1, "config": ch.apply(old)})
             path = config_path(ch.entity, ch.name)
             if got is None:
@@ -341,7 +396,7 @@ class ZkCluster(Cluster):
             self._wait(self.client.create_async(PREFERRED_ELECTION, data), PREFERRED_ELECTION)
         except NodeExistsError:
             got = self._get(PREFERRED_ELECTION)
-            listed = [tp for tp, _ in parse_partition_list(got[0])] if got else []
+            listed = [tp for tp, _ in read_znode(PREFERRED_ELECTION, got[0], parse_partition_list)] if got else []
             running = scala_collections.topic_partition_set_order(listed, scala="2.12")  # Kafka 2.x's Set
             raise ElectionInProgressError(
                 "Preferred replica leader election currently in progress for "

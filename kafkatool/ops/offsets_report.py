@@ -23,7 +23,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -192,19 +192,28 @@ def describe_rows(
     members: Iterable[Any],
     committed: dict[TP, int | None],
     log_end: dict[TP, int | None],
+    release: Any = None,
 ) -> list[PartitionLag]:
     """`collectGroupsOffsets` of ConsumerGroupCommand: rows in the order Kafka prints them.
 
     `members` have `member_id`, `host`, `client_id` and `assignment` (list of TP in wire order);
     `committed` is in the order the broker returned it (None values: no offset).
+
+    Kafka 3.3 (Scala): a member's partitions from a Java `HashSet`, unassigned ones from a Scala
+    `mutable.HashMap`, each list sorted by partition and rebuilt as a Scala immutable `Map`.
+    Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
+    `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
+    (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
     """
+    java = release is not None and release.at_least("4.0")
     rows: list[PartitionLag] = []
     with_assignment = [m for m in members if m.assignment]
-    with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >): stable
+    with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >) / reversed comparator: stable
     assigned: set[TP] = set()
 
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
-        ordered = scala_immutable_map_order(sorted(tps, key=lambda tp: tp[1]))
+        by_partition = sorted(tps, key=lambda tp: tp[1])
+        ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
         for tp in ordered:
             off = committed.get(tp)
             leo = log_end.get(tp)
@@ -216,7 +225,8 @@ def describe_rows(
         consumer_rows(tps, m.member_id, m.host, m.client_id)
     unassigned = [tp for tp in committed if tp not in assigned]
     if unassigned:
-        consumer_rows(scala_mutable_map_order(unassigned), MISSING, MISSING, MISSING)
+        consumer_rows(java_hashmap_order(unassigned) if java else scala_mutable_map_order(unassigned),
+                      MISSING, MISSING, MISSING)
     return rows
 
 
@@ -229,7 +239,7 @@ def _state_message(group: str, state: str | None, num_rows: int | None) -> tuple
         out = f"\nError: Consumer group '{group}' does not exist.\n"
     elif state == "Empty":
         err = f"\nConsumer group '{group}' has no active members.\n"
-    elif state in ("PreparingRebalance", "CompletingRebalance"):
+    elif state in ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"):  # (the last two: 4.0)
         err = f"\nWarning: Consumer group '{group}' is rebalancing.\n"
     elif state != "Stable":
         raise ValueError(f"Expected a valid consumer group state, but found '{state or 'NONE'}'.")
@@ -242,14 +252,24 @@ def _s(v: object) -> str:
 
 def format_describe(groups: list[tuple[str, str | None, list[PartitionLag] | None]]) -> tuple[str, str]:
     """`printOffsets`: (stdout, stderr) for groups in sorted order, each (group, state, rows)."""
-    out: list[str] = []
-    err: list[str] = []
+    chunks = describe_chunks(groups)
+    return "".join(t for k, t in chunks if k == "out"), "".join(t for k, t in chunks if k == "err")
+
+
+def describe_chunks(groups: list[tuple[str, str | None, list[PartitionLag] | None]]) -> list[tuple[str, str]]:
+    """`printOffsets` as ("out" | "err", text) pieces in the order Kafka writes them: per group its
+    state line (stderr for `has no active members`) before its table.  Kafka 4.0's output shows
+    them so; 3.3's tool printed its stderr lines after the tables (`format_describe`)."""
+    chunks: list[tuple[str, str]] = []
     for group, state, rows in sorted(groups, key=lambda g: g[0]):
         o, e, show = _state_message(group, state, None if rows is None else len(rows))
-        out.append(o)
-        err.append(e)
+        if o:
+            chunks.append(("out", o))
+        if e:
+            chunks.append(("err", e))
         if not show or rows is None:
             continue
+        out: list[str] = []
         wg = max([15] + [len(r.group) for r in rows])
         wt = max([15] + [len(_s(r.topic)) for r in rows])
         wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
@@ -260,7 +280,8 @@ def format_describe(groups: list[tuple[str, str | None, list[PartitionLag] | Non
         for r in rows:
             out.append(fmt.format(r.group, _s(r.topic), _s(r.partition), _s(r.current_offset), _s(r.log_end_offset),
                                   _s(r.lag), _s(r.consumer_id), _s(r.host), _s(r.client_id)))
-    return "".join(out), "".join(err)
+        chunks.append(("out", "".join(out)))
+    return chunks
 
 
 @dataclass(slots=True)
@@ -272,19 +293,98 @@ class MemberRow:
     client_id: str
     partitions: int
     assignment: list[TP]
+    member_epoch: int | None = None  # KIP-848 groups: the member's epoch, its target, the group's target epoch
+    target_assignment: list[TP] = field(default_factory=list)
+    target_epoch: int | None = None
+    upgraded: bool | None = None
 
     def as_row(self) -> dict[str, Any]:
         d = asdict(self)
         d["assignment"] = [{"topic": t, "partition": p} for t, p in self.assignment]
+        d["target_assignment"] = [{"topic": t, "partition": p} for t, p in self.target_assignment]
         return d
 
 
-def member_rows(group: str, members: Iterable[Any]) -> list[MemberRow]:
+def member_rows(group: str, members: Iterable[Any], target_epoch: int | None = None) -> list[MemberRow]:
     return [
         MemberRow(group, m.member_id, m.group_instance_id or "", m.host, m.client_id, len(set(m.assignment)),
-                  list(m.assignment))
+                  list(m.assignment), getattr(m, "member_epoch", None), list(getattr(m, "target_assignment", []) or []),
+                  target_epoch, getattr(m, "upgraded", None))
         for m in members
     ]
+
+
+def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None]],
+                      verbose: bool = False) -> list[tuple[str, str]]:
+    """Kafka 4.0's `printMembers` as ("out" | "err", text) pieces in the order it writes them.
+
+    Unlike 3.3 it prints the header even for a group it reported as empty or missing, and
+    `--verbose` shows each member's epoch and assignment, the group's target epoch and the target
+    assignment (`topic:0,1;other:2`, partitions sorted as strings), plus UPGRADED when classic and
+    consumer-protocol members are mixed.
+    """
+    chunks: list[tuple[str, str]] = []
+    for group, state, rows in sorted(groups, key=lambda g: g[0]):
+        o, e, show = _state_message(group, state, None if rows is None else len(rows))
+        chunks += [(k, t) for k, t in (("out", o), ("err", e)) if t]
+        wg = wc = wh = wl = 15
+        wi = 17
+        wca = wta = 20
+        with_instance = classic = consumer = False
+        if show and rows:
+            for r in rows:
+                wg, wc, wi = max(wg, len(r.group)), max(wc, len(r.consumer_id)), max(wi, len(r.group_instance_id))
+                wh, wl = max(wh, len(r.host)), max(wl, len(r.client_id))
+                with_instance = with_instance or bool(r.group_instance_id)
+                wca = max(wca, len(_assignment_text_40(r.assignment)))
+                wta = max(wta, len(_assignment_text_40(r.target_assignment)))
+                classic = classic or r.upgraded is False
+                consumer = consumer or r.upgraded is True
+        migrating = classic and consumer
+        if with_instance:
+            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wi}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+            head = fmt.format("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        else:
+            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+            head = fmt.format("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        vfmt = f"{{:<15}} {{:<{wca}}} {{:<15}} {{:<{wta}}}" + (" {}" if migrating else "")
+        out = ["\n" + head + (vfmt.format("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
+                                           "UPGRADED") if verbose else "") + "\n"]
+        for r in rows or []:
+            line = (fmt.format(r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id, r.partitions)
+                    if with_instance else fmt.format(r.group, r.consumer_id, r.host, r.client_id, r.partitions))
+            if verbose:
+                line += vfmt.format(_s(r.member_epoch), _assignment_text_40(r.assignment), _s(r.target_epoch),
+                                    _assignment_text_40(r.target_assignment),
+                                    MISSING if r.upgraded is None else str(r.upgraded).lower())
+            out.append(line + "\n")
+        chunks.append(("out", "".join(out)))
+    return chunks
+
+
+def _assignment_text_40(assignment: list[TP]) -> str:
+    """4.0's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings), topics sorted, `;`."""
+    if not assignment:
+        return MISSING
+    by_topic: dict[str, list[str]] = {}
+    for t, p in assignment:
+        by_topic.setdefault(t, []).append(str(p))
+    return ";".join(sorted(t + ":" + ",".join(sorted(ps)) for t, ps in by_topic.items()))
+
+
+def state_chunks_40(rows: list[StateRow]) -> list[tuple[str, str]]:
+    """Kafka 4.0's `printStates`: GROUP sized by the group, `host:port  (id)` (two spaces), `-` for no strategy."""
+    chunks: list[tuple[str, str]] = []
+    for r in sorted(rows, key=lambda r: r.group):
+        o, e, show = _state_message(r.group, r.state, 1)
+        chunks += [(k, t) for k, t in (("out", o), ("err", e)) if t]
+        if not show:
+            continue
+        coordinator = r.coordinator.replace(" (", "  (", 1)  # StateRow keeps 3.3's `host:port (id)`
+        fmt = f"\n{{:<{max(15, len(r.group))}}} {{:<{max(25, len(coordinator))}}} {{:<20}} {{:<20}} {{}}"
+        chunks.append(("out", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
+                       + fmt.format(r.group, coordinator, r.assignment_strategy or MISSING, r.state, r.members) + "\n"))
+    return chunks
 
 
 def format_members(groups: list[tuple[str, str | None, list[MemberRow] | None]], verbose: bool = False) -> tuple[str, str]:
@@ -401,7 +501,8 @@ def format_offset_checker(rows: list[PartitionLag], broker_info: dict[int, str] 
             lag = "unknown"
         else:
             lag = str(r.log_end_offset - r.current_offset)
-        out.append(_CHECKER.format(r.group, _s(r.topic), _s(r.partition), offset, _s(r.log_end_offset), lag,
+        log_size = "unknown" if r.log_end_offset is None else str(r.log_end_offset)  # no broker answered
+        out.append(_CHECKER.format(r.group, _s(r.topic), _s(r.partition), offset, log_size, lag,
                                    r.owner if r.owner is not None else "none"))
     if broker_info is not None:
         out.append("BROKER INFO\n")
@@ -555,14 +656,14 @@ def format_history(events: list[Any]) -> str:
 # Export / import
 
 
-def export_csv(offsets: dict[str, dict[TP, int]], with_group: bool) -> str:
+def export_csv(offsets: dict[str, dict[TP, int]], with_group: bool, keep_order: bool = False) -> str:
     """Kafka's `--reset-offsets --export` CSV: `topic,partition,offset` (one group) or with the group
-    first; rows end with a newline and Kafka's `println` adds one more.  Rows are sorted (Kafka's
-    order follows its hash maps)."""
+    first; rows end with a newline and Kafka's `println` adds one more.  Rows are sorted unless
+    `keep_order` (the caller already has Kafka's hash-map order, `reset_rows`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    for g in sorted(offsets):
-        for (t, p), o in sorted(offsets[g].items()):
+    for g in (offsets if keep_order else sorted(offsets)):
+        for (t, p), o in (offsets[g].items() if keep_order else sorted(offsets[g].items())):
             w.writerow([g, t, p, o] if with_group else [t, p, o])
     return buf.getvalue() + "\n"
 
@@ -737,9 +838,13 @@ class ResetSpec:
 
 @dataclass(slots=True)
 class ResetPlan:
+    """New offsets of one group; `notes` go to stderr (Kafka logs them), `empty` are the partitions
+    a by-time reset found no record for (Kafka's `Warn: ... is empty` lines on stdout)."""
+
     group: str
     offsets: dict[TP, int]
     notes: list[str]
+    empty: list[TP] = field(default_factory=list)
 
 
 def plan_reset(
@@ -758,6 +863,7 @@ def plan_reset(
     record fall back to the log end, as Kafka does (with its warning).
     """
     notes: list[str] = []
+    empty: list[TP] = []
     out: dict[TP, int] = {}
 
     def need(table: dict[TP, int | None], tp: TP, what: str) -> int:
@@ -801,7 +907,7 @@ def plan_reset(
         for tp in partitions:
             v = by_time.get(tp)
             if v is None:
-                notes.append(f"Partition {tp[1]} from topic {tp[0]} is empty. Falling back to latest known offset.")
+                empty.append(tp)
                 v = need(latest, tp, "offset by timestamp of")
             out[tp] = v
     elif spec.from_file is not None:
@@ -813,16 +919,67 @@ def plan_reset(
                 out[tp] = clamp(tp, off)
     else:
         raise ResetError("no reset scenario given")
-    return ResetPlan(group, out, notes)
+    return ResetPlan(group, out, notes, empty)
 
 
 class ResetError(ValueError):
     """A reset that cannot be planned (Kafka prints these as usage errors)."""
 
 
-def format_reset(plans: list[ResetPlan]) -> str:
-    """`printOffsetsToReset` of Kafka 3.3 (rows sorted)."""
-    rows = [(p.group, t, part, o) for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())]
+def format_reset_warnings(plans: list[ResetPlan], release: Any) -> str:
+    """Kafka's `Warn: Partition P from topic T is empty. Falling back to latest known offset.` lines
+    (stdout, each after an empty line), printed while planning, before the table.
+
+    The order is that of the map Kafka walks: 4.0's Java tool a `HashMap` of the partitions the
+    by-time lookup found nothing for; 3.3's Scala tool a `mutable.HashMap` partitioned off the
+    admin client's Java `HashMap` of all the lookups.
+    """
+    out = []
+    for p in plans:
+        if not p.empty:
+            continue
+        everything = list(p.offsets)
+        if release.at_least("4.0"):
+            order = java_hashmap_order(p.empty)
+        else:
+            empty = set(p.empty)
+            java = java_hashmap_order(everything, len(everything))
+            order = scala_mutable_map_order([tp for tp in java if tp in empty])
+        out += [f"\nWarn: Partition {part} from topic {t} is empty. Falling back to latest known offset.\n"
+                for t, part in order]
+    return "".join(out)
+
+
+def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None) -> list[TP]:
+    """Iteration order of a `java.util.HashMap` of TopicPartitions put in this order
+    (`new HashMap<>()`, or `new HashMap<>(initial_capacity)`)."""
+    from kafkatool.jvm.java_collections import DEFAULT_CAPACITY, grown_capacity, table_size_for
+
+    uniq = list(dict.fromkeys(items))
+    start = DEFAULT_CAPACITY if initial_capacity is None else table_size_for(max(initial_capacity, 1))
+    return hash_order(uniq, _tp_hash, grown_capacity(len(uniq), start))
+
+
+def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, str, int, int]]:
+    """(group, topic, partition, offset) in the order Kafka prints a reset plan.
+
+    Kafka 4.0 walks a `HashMap` of groups, each a `HashMap` of partitions (`Collectors.toMap`);
+    for 3.3 the rows are sorted (see README: a known difference).
+    """
+    if release is not None and release.at_least("4.0"):
+        from kafkatool.jvm.hashing import string_hash
+        from kafkatool.jvm.java_collections import grown_capacity, hash_order
+
+        by_group = {p.group: p for p in plans}
+        names = hash_order(list(by_group), string_hash, grown_capacity(len(by_group)))
+        return [(g, t, part, by_group[g].offsets[(t, part)])
+                for g in names for t, part in java_hashmap_order(list(by_group[g].offsets))]
+    return [(p.group, t, part, o) for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())]
+
+
+def format_reset(plans: list[ResetPlan], release: Any = None) -> str:
+    """`printOffsetsToReset`: Kafka 3.3's text (rows sorted), or 4.0's (rows in hash-map order)."""
+    rows = reset_rows(plans, release)
     if not rows:
         return ""
     fmt = "{:<30} {:<30} {:<10} {:<15}\n"
@@ -853,7 +1010,8 @@ def _topic_filter(topics: Sequence[str] | None) -> Any:
     return (lambda t: True) if not wanted else wanted.__contains__
 
 
-def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Sequence[str] | None = None) -> list[GroupReport]:
+def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Sequence[str] | None = None,
+                 release: Any = None) -> list[GroupReport]:
     """Kafka-stored groups: DescribeGroups + OffsetFetch per coordinator, one ListOffsets per leader
     for the partitions of all the groups together."""
     keep = _topic_filter(topics)
@@ -872,14 +1030,14 @@ def gather_kafka(kafka_groups: Any, brokers: Any, groups: list[str], topics: Seq
         members = info.members
         if topics:
             members = [_filtered_member(m, keep) for m in members]
-        rows = describe_rows(g, info.state, members, offs, leo)
+        rows = describe_rows(g, info.state, members, offs, leo, release)
         meta = committed.get(g, {})
         for r in rows:
             c = meta.get((r.topic, r.partition)) if r.topic is not None else None
             r.metadata = c.metadata if c is not None else None
         coord = info.coordinator
         out.append(GroupReport(
-            g, "kafka", info.state, rows, member_rows(g, info.members),
+            g, "kafka", info.state, rows, member_rows(g, info.members, getattr(info, "target_assignment_epoch", None)),
             f"{coord.host}:{coord.port} ({coord.id})" if coord else MISSING, coord.id if coord else None, info.protocol,
         ))
     return out
@@ -894,13 +1052,16 @@ def _filtered_member(m: Any, keep: Any) -> Any:
 
 
 def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], topics: Sequence[str] | None = None,
-                     kafka_groups: Any | None = None) -> list[GroupReport]:
+                     kafka_groups: Any | None = None, every_offset: bool = False) -> list[GroupReport]:
     """ZooKeeper-stored groups: offsets and owners from `/consumers`, leaders from `/brokers`,
     log-end offsets from the leaders (one ListOffsets per broker for all the groups).
 
     With `kafka_groups`, offsets the group committed to Kafka (old consumers with
     `offsets.storage=kafka`) win over the znodes, as ConsumerOffsetChecker asks the offset manager
     first and reads ZooKeeper only for partitions it has no offset for.
+
+    The group's topics are ConsumerOffsetChecker's (those under `owners/`, else `offsets/`);
+    `every_offset` (exports) adds every topic under `offsets/`, so a backup leaves none out.
     """
     per_group: list[tuple[str, Any]] = []
     all_tps: set[TP] = set()
@@ -916,7 +1077,10 @@ def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], top
         if not zk_groups.exists(g):
             per_group.append((g, None))
             continue
-        parts, leaders = zk_groups.partitions(list(topics) if topics else zk_groups.topics(g))
+        names = list(topics) if topics else zk_groups.topics(g)
+        if every_offset and not topics:
+            names = sorted(set(names) | set(zk_groups.offset_topics(g)))
+        parts, leaders = zk_groups.partitions(names)
         committed = zk_groups.committed(g, parts)
         for tp, c in in_kafka.get(g, {}).items():
             if c is not None and tp in committed:
@@ -943,7 +1107,7 @@ def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], top
 
 
 def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None = None,
-                   topics: Sequence[str] | None = None) -> list[GroupReport]:
+                   topics: Sequence[str] | None = None, release: Any = None) -> list[GroupReport]:
     """Groups replayed from `__consumer_offsets` segments; log-end offsets from the partition dirs
     found in the same log dirs (`-` when the topic is not there)."""
     from pathlib import Path
@@ -982,7 +1146,7 @@ def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None
         tps = set(committed) | {tp for m in members for tp in m.assignment}
         leo = {tp: leo_of(tp) for tp in tps}
         st = state.group_state(g)
-        rows = describe_rows(g, st, members, committed, leo)
+        rows = describe_rows(g, st, members, committed, leo, release)
         for r in rows:
             c = offs.get((r.topic, r.partition)) if r.topic is not None else None
             if c is not None:

@@ -42,6 +42,8 @@ NONE = 0
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
+COORDINATOR_LOAD_IN_PROGRESS = 14
+GROUP_ID_NOT_FOUND = 69
 NOT_COORDINATOR = 16
 UNKNOWN_MEMBER_ID = 25
 UNSUPPORTED_VERSION = 35
@@ -130,6 +132,7 @@ class FakeGroup:
     state: str = "Empty"
     protocol_type: str = "consumer"
     protocol: str = ""
+    group_type: str = "classic"  # "consumer": KIP-848, described by ConsumerGroupDescribe only
     members: list[FakeMember] = field(default_factory=list)
     offsets: dict[TP, tuple[int, str]] = field(default_factory=dict)
     commits: int = 0
@@ -140,6 +143,7 @@ class _Handler(socketserver.BaseRequestHandler):
         broker: _Broker = self.server.broker  # type: ignore[attr-defined]
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        broker.conns.add(sock)
         while True:
             head = _recv_exact(sock, 4)
             if head is None:
@@ -148,10 +152,14 @@ class _Handler(socketserver.BaseRequestHandler):
             body = _recv_exact(sock, size)
             if body is None:
                 return
+            if broker.frozen.is_set():  # accepts, reads, never answers (a hung JVM)
+                broker.thawed.wait()
+                return
             reply = broker.cluster._dispatch(broker.node_id, body)
             if reply is None:
                 return
             sock.sendall(reply)
+            broker.cluster._fire(ApiKey(struct.unpack_from(">h", body)[0]).name)
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
@@ -186,6 +194,9 @@ class _Broker:
     cluster: FakeKafkaCluster
     server: _Server | None = None
     thread: threading.Thread | None = None
+    conns: set[socket.socket] = field(default_factory=set)
+    frozen: threading.Event = field(default_factory=threading.Event)
+    thawed: threading.Event = field(default_factory=threading.Event)
 
     @property
     def port(self) -> int:
@@ -210,6 +221,10 @@ class FakeKafkaCluster:
         self.requests: Counter[tuple[int, str]] = Counter()
         self.busy_seconds = 0.0  # time spent answering (benchmarks subtract it from the client's time)
         self.lock = threading.RLock()
+        self.down: set[int] = set()
+        self.moved: dict[str, int] = {}
+        self.loading: dict[str, int] = {}
+        self.triggers: list[tuple[str, int, Any]] = []
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeKafkaCluster:
@@ -222,6 +237,7 @@ class FakeKafkaCluster:
 
     def stop(self) -> None:
         for b in self.brokers.values():
+            b.thawed.set()
             if b.server is not None:
                 b.server.shutdown()
                 b.server.server_close()
@@ -262,8 +278,64 @@ class FakeKafkaCluster:
             return g
 
     def coordinator_of(self, group: str) -> int:
+        """The group's coordinator: moved there by `move_coordinator`, else by `__consumer_offsets`
+        partition, skipping brokers that are down (their partitions' leadership moved on)."""
+        if group in self.moved:
+            return self.moved[group]
         ids = sorted(self.brokers)
-        return ids[offsets_partition_for(group, len(ids))]
+        c = ids[offsets_partition_for(group, len(ids))]
+        live = [i for i in ids if i not in self.down]
+        return c if c not in self.down or not live else live[(ids.index(c) + 1) % len(live)]
+
+    # ------------------------------------------------------------------ failures (coordinator failover tests)
+    def kill(self, node_id: int) -> None:
+        """SIGKILL: the port refuses connections, open ones are reset, the others stop listing it and
+        its groups move to a live broker."""
+        b = self.brokers[node_id]
+        with self.lock:
+            self.down.add(node_id)
+            live = sorted(set(self.brokers) - self.down)
+            for parts in self.topics.values():  # the controller elects new leaders
+                for p, fp in parts.items():
+                    if fp.leader == node_id and live:
+                        fp.leader = live[p % len(live)]
+                        fp.replicas = [fp.leader]
+        if b.server is not None:
+            b.server.shutdown()
+            b.server.server_close()
+            b.server = None
+        for sock in list(b.conns):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def freeze(self, node_id: int) -> None:
+        """The broker keeps accepting connections and reading requests but never answers again."""
+        self.brokers[node_id].frozen.set()
+
+    def move_coordinator(self, group: str, to: int) -> None:
+        """Coordination of the group moves: the old coordinator now answers NOT_COORDINATOR."""
+        with self.lock:
+            self.moved[group] = to
+
+    def load_in_progress(self, group: str, times: int) -> None:
+        """The coordinator answers COORDINATOR_LOAD_IN_PROGRESS for the group's next `times` requests."""
+        with self.lock:
+            self.loading[group] = times
+
+    def after(self, api: str, count: int, action: Any) -> None:
+        """Run `action()` once the `count`-th request of `api` (e.g. "DescribeGroups") has been answered."""
+        self.triggers.append((api, count, action))
+
+    def _group_error(self, node: int, group: str) -> int:
+        """NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS / NONE for a group request at this broker."""
+        if self.coordinator_of(group) != node:
+            return NOT_COORDINATOR
+        if self.loading.get(group, 0) > 0:
+            self.loading[group] -= 1
+            return COORDINATOR_LOAD_IN_PROGRESS
+        return NONE
 
     def count(self, api: str) -> dict[int, int]:
         """Requests of one API per broker id."""
@@ -292,11 +364,18 @@ class FakeKafkaCluster:
             fields = handler(node_id, req, version, BODY)
         return kwire.encode_response(api_key, version, correlation_id, fields)
 
+    def _fire(self, api: str) -> None:
+        done = [t for t in self.triggers if t[0] == api and sum(self.count(api).values()) >= t[1]]
+        for t in done:
+            self.triggers.remove(t)
+            t[2]()
+
     def _on_ApiVersions(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         return kwire.api_versions_body(self.api_versions)
 
     def _on_Metadata(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
-        brokers = [R.MetadataResponseBroker(node_id=i, host="127.0.0.1", port=b.port, rack=None) for i, b in self.brokers.items()]
+        brokers = [R.MetadataResponseBroker(node_id=i, host="127.0.0.1", port=b.port, rack=None)
+                   for i, b in self.brokers.items() if i not in self.down]
         names = list(self.topics) if req.topics is None else [t.name for t in req.topics]
         topics = []
         for name in names:
@@ -312,7 +391,7 @@ class FakeKafkaCluster:
                     replica_nodes=fp.replicas, isr_nodes=fp.replicas, offline_replicas=[])
                     for p, fp in sorted(parts.items())]))
         return {"throttle_time_ms": 0, "brokers": brokers, "cluster_id": self.cluster_id,
-                "controller_id": min(self.brokers), "topics": topics}
+                "controller_id": min(set(self.brokers) - self.down), "topics": topics}
 
     def _on_FindCoordinator(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         if v < 4:
@@ -329,7 +408,7 @@ class FakeKafkaCluster:
     def _on_ListGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         states = set(req.states_filter or []) if v >= 4 else set()
         groups = [
-            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type="classic")
+            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
             for g in self.groups.values()
             if self.coordinator_of(g.group_id) == node and (not states or g.state in states)
         ]
@@ -339,8 +418,9 @@ class FakeKafkaCluster:
         out = []
         M = R.DescribedGroup.DescribedGroupMember
         for gid in req.groups:
-            if self.coordinator_of(gid) != node:
-                out.append(R.DescribedGroup(error_code=NOT_COORDINATOR, error_message=None, group_id=gid, group_state="",
+            code = self._group_error(node, gid)
+            if code:
+                out.append(R.DescribedGroup(error_code=code, error_message=None, group_id=gid, group_state="",
                                             protocol_type="", protocol_data="", members=[]))
                 continue
             g = self.groups.get(gid)
@@ -357,6 +437,42 @@ class FakeKafkaCluster:
             ]
             out.append(R.DescribedGroup(error_code=0, error_message=None, group_id=gid, group_state=g.state,
                                         protocol_type=g.protocol_type, protocol_data=g.protocol, members=members))
+        return {"throttle_time_ms": 0, "groups": out}
+
+    def _on_ConsumerGroupDescribe(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        """Groups on the consumer protocol; GROUP_ID_NOT_FOUND for classic (and unknown) groups, as a
+        4.0 broker answers, so the client falls back to DescribeGroups."""
+        G = R.DescribedGroup
+        M = G.Member
+        A = M.Assignment
+        out = []
+        for gid in req.group_ids:
+            code = self._group_error(node, gid)
+            g = self.groups.get(gid)
+            if not code and (g is None or g.group_type != "consumer"):
+                code = GROUP_ID_NOT_FOUND
+            if code:
+                out.append(G(error_code=code, error_message=None if code != GROUP_ID_NOT_FOUND else
+                             f"Group {gid} is not a consumer group.", group_id=gid, group_state="", group_epoch=-1,
+                             assignment_epoch=-1, assignor_name="", members=[], authorized_operations=-2147483648))
+                continue
+            assert g is not None
+
+            def assignment(tps: list[TP]) -> Any:
+                by_topic: dict[str, list[int]] = {}
+                for t, p in tps:
+                    by_topic.setdefault(t, []).append(p)
+                return A(topic_partitions=[A.TopicPartitions(topic_id=self.topic_ids.get(t, uuid.UUID(int=0)), topic_name=t,
+                                                             partitions=ps) for t, ps in by_topic.items()])
+
+            members = [M(member_id=m.member_id, instance_id=m.group_instance_id, rack_id=None, member_epoch=5,
+                         client_id=m.client_id, client_host=m.client_host,
+                         subscribed_topic_names=sorted({t for t, _ in m.assignment}), subscribed_topic_regex=None,
+                         assignment=assignment(m.assignment), target_assignment=assignment(m.assignment), member_type=1)
+                       for m in g.members]
+            out.append(G(error_code=0, error_message=None, group_id=gid, group_state=g.state, group_epoch=5,
+                         assignment_epoch=5, assignor_name=g.protocol or "uniform", members=members,
+                         authorized_operations=-2147483648))
         return {"throttle_time_ms": 0, "groups": out}
 
     def _group_offsets(self, gid: str, topics: Any, R_topic: Any, R_part: Any) -> list[Any]:
@@ -381,8 +497,9 @@ class FakeKafkaCluster:
 
     def _on_OffsetFetch(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         if v < 8:
-            if self.coordinator_of(req.group_id) != node:
-                return {"throttle_time_ms": 0, "topics": [], "error_code": NOT_COORDINATOR}
+            code = self._group_error(node, req.group_id)
+            if code:
+                return {"throttle_time_ms": 0, "topics": [], "error_code": code}
             T = R.OffsetFetchResponseTopic
             return {"throttle_time_ms": 0, "error_code": 0,
                     "topics": self._group_offsets(req.group_id, req.topics, T, T.OffsetFetchResponsePartition)}
@@ -390,8 +507,9 @@ class FakeKafkaCluster:
         G = R.OffsetFetchResponseGroup
         T = G.OffsetFetchResponseTopics
         for rg in req.groups:
-            if self.coordinator_of(rg.group_id) != node:
-                groups.append(G(group_id=rg.group_id, topics=[], error_code=NOT_COORDINATOR))
+            code = self._group_error(node, rg.group_id)
+            if code:
+                groups.append(G(group_id=rg.group_id, topics=[], error_code=code))
                 continue
             groups.append(G(group_id=rg.group_id, error_code=0,
                             topics=self._group_offsets(rg.group_id, rg.topics, T, T.OffsetFetchResponsePartitions)))
@@ -480,8 +598,9 @@ class FakeKafkaCluster:
         P = T.OffsetCommitResponsePartition
         gid = req.group_id
         g = self.groups.get(gid)
-        if self.coordinator_of(gid) != node:
-            code = NOT_COORDINATOR
+        code = self._group_error(node, gid)
+        if code:
+            pass
         elif g is not None and g.state not in ("Empty", "Dead") and req.generation_id_or_member_epoch < 0:
             code = UNKNOWN_MEMBER_ID
         else:

@@ -1,0 +1,1 @@
+"""Message schemas kafka-python does not ship (read by `kafkatool.cluster.kip848`)."""
