@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import kafkatool.cli.offsets_watch  # noqa: F401 - registers `offsets watch`
 from kafkatool.log.records import Record
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 from kafkatool.ops.lagstatus import Commit, evaluate

@@ -615,7 +615,7 @@ def reset(
     if len(chosen) != 1:
         raise CliError("choose exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, "
                        "--to-datetime, --by-duration, --from-file" + (f" (got {', '.join(chosen)})" if chosen else ""))
-    from kafkatool.cluster import offsets_reset as planner
+    from kafkatool.ops import offsets_reset as planner
 
     try:
         scope = planner.parse_scope(_split(topic))

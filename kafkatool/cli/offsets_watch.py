@@ -102,7 +102,7 @@ def watch(
     groups = list(dict.fromkeys(_split(group)))
     topics = set(_split(topic)) or None
     _check_groups(groups, all_groups, "watch")
-    _check_timeout(timeout)
+    deadline = _check_timeout(timeout)
     if not 1 <= window <= 10_000:
         raise CliError(f"--window: {window} is not between 1 and 10000", EXIT_USAGE)
     if not 0 < interval <= 86_400:
@@ -126,7 +126,9 @@ def watch(
         windows, newest = ls.windows_from_history(events, ls.EndOffsetsAt(log_dir or []), wanted)
         judged_at = now if now is not None else newest
     else:
-        windows = _sample(source, bootstrap_server, zookeeper, command_config, timeout, groups, all_groups,
+        # --timeout bounds the cluster work; the waits between samples come on top of it
+        deadline += (window - 1) * interval
+        windows = _sample(source, bootstrap_server, zookeeper, command_config, timeout, deadline, groups, all_groups,
                           window, interval, fmt)
         judged_at = int(time.time() * 1000)
     if topics is not None:
@@ -143,6 +145,7 @@ def watch(
 
 
 def _sample(source: str, bootstrap: str | None, zookeeper: str | None, command_config: Any, timeout: float,
+            deadline: float,
             groups: list[str], all_groups: bool, window: int, interval: float, fmt: str) -> dict:
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.ops import lagstatus as ls
@@ -151,12 +154,12 @@ def _sample(source: str, bootstrap: str | None, zookeeper: str | None, command_c
     samples = ls.SampleWindows()
     with _translate():
         if source == "zookeeper":
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap, command_config, timeout, zk) as bo:
+            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap, command_config, timeout, deadline, zk) as bo:
                 names = zk.list_groups() if all_groups else groups
                 kg = KafkaGroups(bo)
                 _take(samples, lambda: rep.gather_zookeeper(zk, bo, names, None, kg), window, interval, fmt)
         else:
-            with _brokers(bootstrap, command_config, timeout) as bo:
+            with _brokers(bootstrap, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
                 names = kg.list_groups() if all_groups else groups
                 _take(samples, lambda: rep.gather_kafka(kg, bo, names, None), window, interval, fmt)

@@ -13,6 +13,10 @@ Three pieces, one concern each:
 
 Nothing here consumes as a group: the Fetch carries no group, commits nothing, and reads at most a
 batch or two per partition.  kafka-python and kazoo are imported lazily by `kafkatool.cluster.connect`.
+
+Size: the three classes share one request discipline — the command's single `--timeout` deadline,
+and looking the coordinator or leader up again on connection loss, NOT_COORDINATOR and
+COORDINATOR_LOAD_IN_PROGRESS — which lives here once; splitting them would spread it over modules.
 """
 
 from __future__ import annotations
