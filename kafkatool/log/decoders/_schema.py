@@ -22,6 +22,7 @@ __all__ = [
     "MAX",
     "Field",
     "Message",
+    "RawJson",
     "Versions",
     "ZERO_UUID",
     "cond",
@@ -262,9 +263,15 @@ def is_default(f: Field, value: Any) -> bool:
     return bool(value == f.default)
 
 
+class RawJson(str):
+    """A value whose JSON text is already written (a converter's node put in place of a field's)."""
+
+
 def json_value(f: Field, t: str, value: Any, version: int, possible: Versions) -> str:
     if value is None:
         return "null"
+    if isinstance(value, RawJson):
+        return value
     if t in ("int8", "int16", "uint16", "int32", "int64", "uint32"):
         return str(value)
     if t == "string":
