@@ -40,6 +40,7 @@ from kafkatool.log.records import (
     read_batch_header,
 )
 from kafkatool.log.snapshot import read_producer_snapshot
+from kafkatool.release import NEWEST, Release, parse_release, text_release
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -123,8 +124,15 @@ class DumpOptions:
     output: str = "text"  # text | json | ndjson
     per_record: bool = False  # JSON: one object per record instead of per batch
     jobs: int = 0  # processes for deep/print text on big logs (0: one per CPU; 1: this process only)
+    #: whose tool text to print (3.3 or 4.0, or a string naming one; see kafkatool.release);
+    #: None: the process-wide choice
+    kafka_release: Release | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.kafka_release, str):
+            self.kafka_release = parse_release(self.kafka_release)
+        elif self.kafka_release is None:
+            self.kafka_release = text_release()
         if self.payload_decoder:
             self.print_data_log = True
         if self.print_data_log or self.verify_index_only or self.index_sanity_check:
@@ -136,6 +144,11 @@ class DumpOptions:
         if self.key_decoder != "string" or self.value_decoder != "string":
             self.print_data_log = True
             self.deep_iteration = True
+
+    @property
+    def kafka4(self) -> bool:
+        """Print Kafka 4.0's text (else 3.3's)."""
+        return self.kafka_release is not None and self.kafka_release.at_least("4.0")
 
 
 @dataclass
@@ -174,37 +187,77 @@ class DumpResult:
 # ---------------------------------------------------------------------------------------------
 
 Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
+#: Called with (offset, note) for each record newer than the decoders know that Kafka skips over.
+NewerSink = Callable[[int, str], None]
 
 
-def make_parser(opts: DumpOptions) -> Parser:
-    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes."""
-    if opts.payload_decoder in ("offsets", "transaction"):
-        if opts.payload_decoder == "offsets":
-            from kafkatool.log.decoders.offsets import format_offsets_record as fmt
-        else:
-            from kafkatool.log.decoders.transactions import format_transaction_record as fmt
-        needs_key = opts.payload_decoder == "offsets"
+def _internal_topic_parser(fmt: Callable[..., tuple[str | None, str | None]], topic: str) -> Callable[..., Parser]:
+    """A parser over a keyed internal topic's formatter (`fmt(offset, key, value, kafka4=...)`)."""
 
-        def parse_internal(r: Record) -> tuple[bytes | None, bytes | None]:
-            if needs_key and r.key is None:
+    def make(opts: DumpOptions, newer: NewerSink) -> Parser:
+        kafka4 = opts.kafka4
+
+        def parse(r: Record) -> tuple[bytes | None, bytes | None]:
+            if r.key is None:
                 raise LogFormatError(
-                    f"Failed to decode message at offset {r.offset} using offset topic decoder "
+                    f"Failed to decode message at offset {r.offset} using {topic} topic decoder "
                     "(message had a missing key)"
                 )
-            k, v = fmt(r.offset, r.key, r.value)
-            _check_fatal(r.offset, k, v)
+            k, v = fmt(r.offset, r.key, r.value, kafka4=kafka4)
+            _check(r.offset, newer, k, v)
             return _enc(k), _enc(v)
 
-        return parse_internal
-    if opts.payload_decoder == "cluster-metadata":
-        from kafkatool.log.decoders.metadata import format_metadata_record
+        return parse
 
-        def parse_meta(r: Record) -> tuple[bytes | None, bytes | None]:
-            v = format_metadata_record(r.offset, r.value)
-            _check_fatal(r.offset, v)
-            return None, _enc(v)
+    return make
 
-        return parse_meta
+
+def _offsets_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
+    from kafkatool.log.decoders.offsets import format_offsets_record
+
+    return _internal_topic_parser(format_offsets_record, "offset")(opts, newer)
+
+
+def _transaction_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
+    from kafkatool.log.decoders.transactions import format_transaction_record
+
+    fmt = format_transaction_record
+    kafka4 = opts.kafka4
+
+    def parse(r: Record) -> tuple[bytes | None, bytes | None]:
+        k, v = fmt(r.offset, r.key, r.value, kafka4=kafka4)
+        _check(r.offset, newer, k, v)
+        return _enc(k), _enc(v)
+
+    return parse
+
+
+def _metadata_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
+    from kafkatool.log.decoders.metadata import format_metadata_record
+
+    def parse(r: Record) -> tuple[bytes | None, bytes | None]:
+        v = format_metadata_record(r.offset, r.value)
+        _check(r.offset, newer, v)
+        return None, _enc(v)
+
+    return parse
+
+
+#: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
+PAYLOAD_PARSERS: dict[str, Callable[[DumpOptions, NewerSink], Parser]] = {
+    "offsets": _offsets_parser,
+    "transaction": _transaction_parser,
+    "cluster-metadata": _metadata_parser,
+}
+
+
+def make_parser(opts: DumpOptions, newer: NewerSink | None = None) -> Parser:
+    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes.
+
+    Records newer than the decoders know that Kafka's tool prints a line for and skips go to `newer`.
+    """
+    if opts.payload_decoder is not None:
+        return PAYLOAD_PARSERS[opts.payload_decoder](opts, newer or (lambda _offset, _what: None))
     kdec = VALUE_DECODERS[opts.key_decoder]
     vdec = VALUE_DECODERS[opts.value_decoder]
 
@@ -220,13 +273,19 @@ def _enc(s: str | None) -> bytes | None:
     return None if s is None else s.encode("utf-8", "replace")
 
 
-def _check_fatal(offset: int, *texts: str | None) -> None:
-    """Kafka's parser threw here (its tool dies): stop the file with one line saying why."""
+def _check(offset: int, newer: NewerSink, *texts: str | None) -> None:
+    """Kafka's parser threw here (its tool dies): stop the file with one line saying why.  A record
+    Kafka only skips that comes with a note (it is newer than the decoders know) goes to `newer`."""
     from kafkatool.log.decoders import ErrorText
 
     for t in texts:
-        if isinstance(t, ErrorText) and t.fatal:
-            raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
+        if isinstance(t, ErrorText):
+            if t.fatal:
+                if t.note:
+                    raise LogFormatError(f"record at offset {offset}: {t.note}: {t}")
+                raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
+            if t.note:
+                newer(offset, t.note)
 
 
 def control_text(r: Record) -> bytes:
@@ -238,7 +297,7 @@ def control_text(r: Record) -> bytes:
         return b" controlType: UNKNOWN(-1)"
     _version, ctype = _CONTROL_KEY.unpack_from(key, 0)
     text = format_control_record(ctype, key, r.value)
-    _check_fatal(r.offset, text)
+    _check(r.offset, lambda _o, _w: None, text)
     return text.encode("utf-8", "replace")
 
 
@@ -329,7 +388,8 @@ class LogDumper:
         self.err = err
         self.result = DumpResult()
         self.deferred = _Stderr()
-        self.parser = make_parser(opts)
+        self._newer: list[tuple[int, str]] = []  # records of the current file Kafka skipped as unknown
+        self.parser = make_parser(opts, lambda offset, what: self._newer.append((offset, what)))
         self._plain_strings = (
             opts.payload_decoder is None and opts.key_decoder == "string" and opts.value_decoder == "string"
         )
@@ -409,6 +469,22 @@ class LogDumper:
             raise
         except OSError as exc:
             self.problem(shown, "io", f"{shown}: {exc.strerror}" if exc.strerror else f"{exc}")
+        finally:
+            self._report_newer(shown)
+
+    def _report_newer(self, shown: str) -> None:
+        """One line for the records of a file that are newer than the decoders know (exit 1)."""
+        if not self._newer:
+            return
+        (offset, what), count = self._newer[0], len(self._newer)
+        self._newer.clear()
+        more = f" and {count - 1} more record(s)" if count > 1 else ""
+        self.problem(
+            shown,
+            "newer_record",
+            f"{shown}: record at offset {offset}{more}: {what} (it reads what Kafka {NEWEST} and older "
+            "write); printed as Kafka's tool prints records it skips",
+        )
 
     # -- .log / KRaft .checkpoint --------------------------------------------------------------
     def dump_log(self, path: Path, shown: str) -> None:
@@ -863,11 +939,18 @@ class LogDumper:
 
     # -- .snapshot / .txnindex -------------------------------------------------------------
     def dump_producer_snapshot(self, path: Path, shown: str) -> None:
+        kafka4 = self.opts.kafka4
         try:
             entries = read_producer_snapshot(path.read_bytes())
         except CorruptSnapshotError as exc:
-            self.problem(shown, "corrupt_snapshot", str(exc), fatal=False)
+            message = str(exc)
+            if kafka4 and message.startswith("Snapshot contained an unknown file version"):
+                # 4.0 checks the version inside the block that wraps every failure in this prefix
+                message = "Snapshot failed schema validation: " + message
+            self.problem(shown, "corrupt_snapshot", message, fatal=False)
             return
+        # Kafka 3.3 prints a Scala Option, 4.0 a java.util.OptionalLong
+        some, none = ("OptionalLong[%d]", "OptionalLong.empty") if kafka4 else ("Some(%d)", "None")
         lines = []
         for e in entries:
             if self.json:
@@ -889,7 +972,7 @@ class LogDumper:
                     }
                 )
                 continue
-            txn = f"Some({e.current_txn_first_offset})" if e.current_txn_first_offset >= 0 else "None"
+            txn = some % e.current_txn_first_offset if e.current_txn_first_offset >= 0 else none
             line = (
                 f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
                 f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
