@@ -30,8 +30,9 @@ _kafkatool() {
             case "$prev" in
                 --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact dump-log elect generate index offsets reassign recover spark-scan --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in

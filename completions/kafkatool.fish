@@ -13,6 +13,7 @@ complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect
 complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect generate index offsets reassign recover spark-scan' -l version -d 'Print the version and exit.'
 complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect generate index offsets reassign recover spark-scan' -l cluster -r -F -d 'Named cluster from the config file (or set KAFKATOOL_CLUSTER); may be given afte'
 complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect generate index offsets reassign recover spark-scan' -l config-file -r -F -d 'Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml'
+complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect generate index offsets reassign recover spark-scan' -l kafka-release -r -F -d 'Print the text of this Kafka release\'s tools (3.3 or 4.0; default: the broker\'s '
 complete -c kafkatool -n 'not __fish_seen_subcommand_from compact dump-log elect generate index offsets reassign recover spark-scan' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from compact' -l estimate -d 'Only report what cleaning would reclaim.'
 complete -c kafkatool -n '__fish_seen_subcommand_from compact' -l dry-run -d 'Report exactly what would change; write nothing.'
