@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import struct
 import uuid
 from pathlib import Path
@@ -507,3 +508,74 @@ def test_dump_log_json_has_the_decoded_payloads(tmp_path: Path) -> None:
     }
     out, _, _ = _dump(path, payload_decoder="offsets", kafka_release="3.3", output="ndjson", per_record=True)
     assert json.loads(out.splitlines()[1])["value_decoded"] == "offset=42,metadata=m"
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka 4.0's JSON agrees with what Kafka 3.3.1's own tool printed for the same real records
+
+_LINE = re.compile(r"^\| offset: (\d+) .*? key: (.*?)(?: payload: (.*))?$")
+_ASSIGNED = re.compile(r"([^{},=]+)=\[([^\]]*)\](?::([0-9A-F]*))?")
+
+
+def _records_of(text: str) -> dict[int, tuple[str, str | None]]:
+    return {int(m[1]): (m[2], m[3]) for m in map(_LINE.match, text.splitlines()) if m}
+
+
+def _from_kafka33(key_text: str, payload: str | None) -> tuple:
+    """What Kafka 3.3.1's text says about a record, in comparable form."""
+    if key_text.startswith("offset_commit::"):
+        group, _, tp = key_text[len("offset_commit::group=") :].partition(",partition=")
+        topic, _, partition = tp.rpartition("-")
+        if payload == "<DELETE>":
+            return ("commit", group, topic, int(partition), None)
+        assert payload is not None
+        offset, _, metadata = payload[len("offset=") :].partition(",metadata=")
+        return ("commit", group, topic, int(partition), (int(offset), metadata))
+    group = key_text[len("group_metadata::group=") :]
+    if payload == "<DELETE>":
+        return ("group", group, None)
+    assert payload is not None
+    g = json.loads(payload)
+    members = {}
+    for member, parts, user_data in _ASSIGNED.findall(g["assignment"]):
+        members[member] = (sorted(p for p in parts.split(", ") if p), user_data or "")
+    return ("group", group, (g["protocolType"], g["protocol"], g["generationId"], members))
+
+
+def _from_kafka40(key_text: str, payload: str | None) -> tuple:
+    """The same facts from our Kafka 4.0 JSON text."""
+    k = json.loads(key_text)
+    v = None if payload in (None, "<DELETE>") else json.loads(payload)["data"]  # type: ignore[arg-type]
+    if k["type"] in ("0", "1"):
+        d = k["data"]
+        return ("commit", d["group"], d["topic"], d["partition"], None if v is None else (v["offset"], v["metadata"]))
+    assert k["type"] == "2"
+    if v is None:
+        return ("group", k["data"]["group"], None)
+    members = {}
+    for m in v["members"]:
+        a = m["assignment"]
+        if isinstance(a, dict):  # a consumer group's assignment, parsed
+            parts = sorted(f"{p['topic']}-{i}" for p in a["assignedPartitions"] for i in p["partitions"])
+            user_data = base64.b64decode(a["userData"]).hex().upper().lstrip("0") if a["userData"] else ""
+            members[m["memberId"]] = (parts, user_data)
+    return ("group", k["data"]["group"], (v["protocolType"], v["protocol"], v["generation"], members))
+
+
+def test_kafka4_json_agrees_with_kafka33_goldens_on_real_records() -> None:
+    from tests.conftest import GOLDENS, KAFKA_LOGS, require_fixtures
+    from tests.goldens import load_manifest, run_golden
+
+    require_fixtures()
+    compared = 0
+    for g in load_manifest(GOLDENS, "4.0"):
+        if g.mode != "offsets" or g.rc != 0:
+            continue
+        expected33 = _records_of(g.expected(KAFKA_LOGS)[0].decode())
+        out, _, rc = run_golden(g, KAFKA_LOGS)
+        ours40 = _records_of(out.decode())
+        assert rc == 0 and ours40.keys() == expected33.keys(), g.id
+        for offset, (key_text, payload) in expected33.items():
+            assert _from_kafka40(*ours40[offset]) == _from_kafka33(key_text, payload), f"{g.id} offset {offset}"
+            compared += 1
+    assert compared > 10000
