@@ -579,3 +579,40 @@ def test_kafka4_json_agrees_with_kafka33_goldens_on_real_records() -> None:
             assert _from_kafka40(*ours40[offset]) == _from_kafka33(key_text, payload), f"{g.id} offset {offset}"
             compared += 1
     assert compared > 10000
+
+
+def test_kafka4_texts_never_raise_on_mutated_records() -> None:
+    """Damaged and random bytes give text or an ErrorText, never an exception (a fixed seed)."""
+    import random
+
+    rng = random.Random(4)
+    seeds = [
+        OC_KEY,
+        offset_commit(4),
+        offset_commit(1),
+        group_metadata(4),
+        group_metadata(0),
+        key(5, MEMBER_KEY, {"group_id": "g", "member_id": "m"}),
+        encode(MEMBER_METADATA_VALUE, 0, {**MEMBER_ITEM, "classic_member_metadata": {"session_timeout_ms": 1, "supported_protocols": []}}, flexible=True),
+        TXN_KEY_BYTES,
+        txn_value(1),
+    ]
+    for _ in range(3000):
+        base = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            if base and rng.random() < 0.6:
+                base[rng.randrange(len(base))] = rng.randrange(256)
+            elif base:
+                del base[rng.randrange(len(base)) :]
+        blob, other = bytes(base), rng.choice(seeds)
+        if len(blob) >= 2 and rng.random() < 0.5:
+            blob = struct.pack(">h", rng.randrange(-1, 18)) + blob[2:]
+        for result in (
+            format_offsets_record(1, blob, other, kafka4=True),
+            format_offsets_record(1, other, blob, kafka4=True),
+            format_offsets_record(1, blob, blob),
+            format_transaction_record(1, blob, other, kafka4=True),
+            format_transaction_record(1, other, blob, kafka4=True),
+        ):
+            assert isinstance(result, tuple) and len(result) == 2
+            assert all(part is None or isinstance(part, str) for part in result)
