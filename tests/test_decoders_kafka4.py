@@ -585,11 +585,17 @@ def test_kafka4_texts_never_raise_on_mutated_records() -> None:
     """Damaged and random bytes give text or an ErrorText, never an exception (a fixed seed)."""
     import random
 
+    from kafkatool.log.decoders.offsets import _fast_offset_commit_json, _format_json
+
     rng = random.Random(4)
+    checked = 0
     seeds = [
         OC_KEY,
         offset_commit(4),
+        offset_commit(3),
+        offset_commit(2),
         offset_commit(1),
+        offset_commit(0, metadata="\u00e9\"x"),
         group_metadata(4),
         group_metadata(0),
         key(5, MEMBER_KEY, {"group_id": "g", "member_id": "m"}),
@@ -616,3 +622,10 @@ def test_kafka4_texts_never_raise_on_mutated_records() -> None:
         ):
             assert isinstance(result, tuple) and len(result) == 2
             assert all(part is None or isinstance(part, str) for part in result)
+        # the shortcut for plain offset commits gives what the spec-driven reader gives
+        for k, v in ((blob, other), (other, blob), (OC_KEY, blob)):
+            fast = _fast_offset_commit_json(k, v)
+            if fast is not None:
+                checked += 1
+                assert fast == _format_json(1, k, v), (k, v)
+    assert checked > 100

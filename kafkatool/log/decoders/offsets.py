@@ -343,7 +343,7 @@ def format_offsets_record(
     record of a type 3.3 does not have is such an error too.
     """
     if kafka4 and key is not None:
-        return _format_json(offset, key, value)
+        return _fast_offset_commit_json(key, value) or _format_json(offset, key, value)
     try:
         return _format(key, value)
     except DecodeError as err:
@@ -360,10 +360,17 @@ def format_offsets_record(
 _H = struct.Struct(">h").unpack_from
 _HQ = struct.Struct(">hq").unpack_from
 _I = struct.Struct(">i").unpack_from
+_Q = struct.Struct(">q").unpack_from
+
+_NO_VALUE = (-1, 0, -1, "", -1, -1)
 
 
-def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | None:
-    """The common case (a well-formed offset commit) without the general reader; None otherwise."""
+def _fast_commit_fields(
+    key: bytes, value: bytes | None
+) -> tuple[int, str, str, int, tuple[int, int, int, str, int, int]] | None:
+    """The common case, a well-formed offset commit (key v0/v1, value v0-v3 or none), without the
+    general reader: (key version, group, topic, partition, (value version, offset, leader epoch,
+    metadata, commit timestamp, expire timestamp)); None for anything else."""
     try:
         version = _H(key, 0)[0]
         glen = _H(key, 2)[0]
@@ -377,7 +384,7 @@ def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | No
         topic = key[p + 2 : p + 2 + tlen].decode("utf-8")
         partition = _I(key, p + 2 + tlen)[0]
         if value is None:
-            return f"offset_commit::group={group},partition={topic}-{partition}", "<DELETE>"
+            return version, group, topic, partition, _NO_VALUE
         vversion, offset = _HQ(value, 0)
         if not 0 <= vversion <= 3:
             return None
@@ -386,10 +393,42 @@ def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | No
         if mlen < 0 or p + 2 + mlen + (16 if vversion == 1 else 8) > len(value):
             return None
         metadata = value[p + 2 : p + 2 + mlen].decode("utf-8") if mlen else ""
+        epoch = _I(value, 10)[0] if vversion >= 3 else -1
+        p += 2 + mlen
+        commit = _Q(value, p)[0]
+        expire = _Q(value, p + 8)[0] if vversion == 1 else -1
     except (struct.error, UnicodeDecodeError):
         return None
+    return version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire)
+
+
+def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | None:
+    """Kafka 3.3's text of the common case (see `_fast_commit_fields`)."""
+    fields = _fast_commit_fields(key, value)
+    if fields is None:
+        return None
+    _, group, topic, partition, (vversion, offset, _, metadata, _, _) = fields
     key_text = f"offset_commit::group={group},partition={topic}-{partition}"
+    if vversion < 0:
+        return key_text, "<DELETE>"
     return key_text, (f"offset={offset},metadata={metadata}" if metadata else f"offset={offset}")
+
+
+def _fast_offset_commit_json(key: bytes, value: bytes | None) -> tuple[str, str] | None:
+    """Kafka 4.0's text of the common case: what the generated converters give, without them."""
+    fields = _fast_commit_fields(key, value)
+    if fields is None:
+        return None
+    version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire) = fields
+    key_text = f'{{"type":"{version}","data":{{"group":{json_str(group)},"topic":{json_str(topic)},"partition":{partition}}}}}'
+    if vversion < 0:
+        return key_text, "<DELETE>"
+    epoch_text = f'"leaderEpoch":{epoch},' if vversion >= 3 else ""
+    expire_text = f',"expireTimestamp":{expire}' if vversion == 1 else ""
+    return key_text, (
+        f'{{"version":"{vversion}","data":{{"offset":{offset},{epoch_text}"metadata":{json_str(metadata)},'
+        f'"commitTimestamp":{commit}{expire_text}}}}}'
+    )
 
 
 def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
