@@ -497,6 +497,14 @@ def test_dump_log_newer_transaction_value_one_line_exit_1(tmp_path: Path) -> Non
         assert "record at offset 1: transaction log value version 2 is newer than kafkatool knows" in err
 
 
+def test_dump_log_newer_then_fatal_is_still_one_line(tmp_path: Path) -> None:
+    path = _segment(tmp_path, [(key(1, TXN_KEY, {"transactional_id": "tx"}), None), (None, b"x")])
+    out, err, rc = _dump(path, payload_decoder="transaction", kafka_release="4.0")
+    assert "key: unknown::version=1\n" in out
+    assert rc == 1 and len(err.splitlines()) == 1
+    assert "record at offset 1 cannot be decoded" in err and "before that, record at offset 0" in err
+
+
 def test_dump_log_json_has_the_decoded_payloads(tmp_path: Path) -> None:
     path = _segment(tmp_path, [(OC_KEY, offset_commit(4)), (OC_KEY, None)])
     out, _, rc = _dump(path, payload_decoder="offsets", kafka_release="4.0", output="ndjson", per_record=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import importlib
 import json
 import os
 import re
@@ -191,16 +192,19 @@ Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
 NewerSink = Callable[[int, str], None]
 
 
-def _internal_topic_parser(fmt: Callable[..., tuple[str | None, str | None]], topic: str) -> Callable[..., Parser]:
-    """A parser over a keyed internal topic's formatter (`fmt(offset, key, value, kafka4=...)`)."""
+def _keyed_parser(module: str, formatter: str, missing_key: str | None) -> Callable[[DumpOptions, NewerSink], Parser]:
+    """A parser over a keyed internal topic's formatter, `formatter(offset, key, value, kafka4=...)` in
+    `module` (imported when used).  `missing_key` names the decoder in Kafka's error for a record
+    without a key; None where the formatter itself reports it."""
 
     def make(opts: DumpOptions, newer: NewerSink) -> Parser:
+        fmt = getattr(importlib.import_module(module), formatter)
         kafka4 = opts.kafka4
 
         def parse(r: Record) -> tuple[bytes | None, bytes | None]:
-            if r.key is None:
+            if r.key is None and missing_key is not None:
                 raise LogFormatError(
-                    f"Failed to decode message at offset {r.offset} using {topic} topic decoder "
+                    f"Failed to decode message at offset {r.offset} using {missing_key} decoder "
                     "(message had a missing key)"
                 )
             k, v = fmt(r.offset, r.key, r.value, kafka4=kafka4)
@@ -210,26 +214,6 @@ def _internal_topic_parser(fmt: Callable[..., tuple[str | None, str | None]], to
         return parse
 
     return make
-
-
-def _offsets_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
-    from kafkatool.log.decoders.offsets import format_offsets_record
-
-    return _internal_topic_parser(format_offsets_record, "offset")(opts, newer)
-
-
-def _transaction_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
-    from kafkatool.log.decoders.transactions import format_transaction_record
-
-    fmt = format_transaction_record
-    kafka4 = opts.kafka4
-
-    def parse(r: Record) -> tuple[bytes | None, bytes | None]:
-        k, v = fmt(r.offset, r.key, r.value, kafka4=kafka4)
-        _check(r.offset, newer, k, v)
-        return _enc(k), _enc(v)
-
-    return parse
 
 
 def _metadata_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
@@ -245,8 +229,8 @@ def _metadata_parser(opts: DumpOptions, newer: NewerSink) -> Parser:
 
 #: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
 PAYLOAD_PARSERS: dict[str, Callable[[DumpOptions, NewerSink], Parser]] = {
-    "offsets": _offsets_parser,
-    "transaction": _transaction_parser,
+    "offsets": _keyed_parser("kafkatool.log.decoders.offsets", "format_offsets_record", "offset topic"),
+    "transaction": _keyed_parser("kafkatool.log.decoders.transactions", "format_transaction_record", None),
     "cluster-metadata": _metadata_parser,
 }
 
@@ -409,6 +393,8 @@ class LogDumper:
         self._json_first = False
 
     def problem(self, file: str, kind: str, message: str, *, to_stderr: bool = True, fatal: bool = True) -> None:
+        if fatal and self._newer and kind != "newer_record":
+            message += f"; before that, {self._newer_summary()}"  # still one line for the file
         self.result.problems.append(Problem(file, kind, message, fatal))
         if self.json:
             self._emit({"type": "problem", "file": file, "kind": kind, "message": message})
@@ -472,19 +458,20 @@ class LogDumper:
         finally:
             self._report_newer(shown)
 
-    def _report_newer(self, shown: str) -> None:
-        """One line for the records of a file that are newer than the decoders know (exit 1)."""
-        if not self._newer:
-            return
-        (offset, what), count = self._newer[0], len(self._newer)
+    def _newer_summary(self) -> str:
+        """The records of this file newer than the decoders know, in a few words (and forget them)."""
+        (offset, note), count = self._newer[0], len(self._newer)
         self._newer.clear()
         more = f" and {count - 1} more record(s)" if count > 1 else ""
-        self.problem(
-            shown,
-            "newer_record",
-            f"{shown}: record at offset {offset}{more}: {what} (it reads what Kafka {NEWEST} and older "
-            "write); printed as Kafka's tool prints records it skips",
+        return (
+            f"record at offset {offset}{more}: {note} (it reads what Kafka {NEWEST} and older write); "
+            "printed as Kafka's tool prints records it skips"
         )
+
+    def _report_newer(self, shown: str) -> None:
+        """One line for the records of a file that are newer than the decoders know (exit 1)."""
+        if self._newer:
+            self.problem(shown, "newer_record", f"{shown}: {self._newer_summary()}")
 
     # -- .log / KRaft .checkpoint --------------------------------------------------------------
     def dump_log(self, path: Path, shown: str) -> None:
