@@ -1,4 +1,4 @@
-"""`__consumer_offsets` keys and values: structured decoders and Kafka 3.3.1's dump-log text.
+"""`__consumer_offsets` keys and values: structured decoders and Kafka's dump-log text (3.3.1's, 4.0's).
 
 `format_offsets_record` reproduces `kafka-dump-log.sh --offsets-decoder` of Kafka 3.3.1
 (`GroupMetadataManager.formatRecordKeyAndValue`).  Beyond the wire formats that means replaying what
@@ -6,15 +6,24 @@ the broker does when it loads a group, because the tool prints a loaded `GroupMe
 the iteration order of the Scala `mutable.HashMap` that holds them, the broker's own sanity checks
 (whose failures abort the tool), and the consumer-protocol parsing of each assignment.
 
-Wire formats (all big-endian, non-flexible; every key and value starts with an int16 version):
+With `kafka4=True` it reproduces Kafka 4.0's instead (`DumpLogSegments.OffsetsMessageParser`): every
+record as the JSON of its generated converter, framed by `coordinator`, from the specs of all the
+group coordinator's record types declared at the end of this module (a classic consumer group's
+member subscriptions and assignments parsed into their consumer-protocol JSON).
 
-* key v0/v1 -> offset commit: group string, topic string, partition int32
-* key v2    -> group metadata: group string
-* offset commit value v0-v3: offset int64, [v3+ leaderEpoch int32], metadata string,
+Wire formats (all big-endian; every key starts with an int16 record type, every value with an int16
+version; values are flexible from v4 on, the records of types 3+ from v0):
+
+* key type 0/1 -> offset commit: group string, topic string, partition int32
+* key type 2   -> group metadata: group string
+* key types 3-8, 16 -> the consumer groups of KIP-848; 9-15 -> the share groups of KIP-932 (Kafka 4.0)
+* offset commit value v0-v4: offset int64, [v3+ leaderEpoch int32], metadata string,
   commitTimestamp int64, [v1 only expireTimestamp int64]
-* group metadata value v0-v3: protocolType string, generation int32, protocol string?, leader string?,
+* group metadata value v0-v4: protocolType string, generation int32, protocol string?, leader string?,
   [v2+ currentStateTimestamp int64], members: [memberId, [v3+ groupInstanceId?], clientId, clientHost,
   [v1+ rebalanceTimeout int32], sessionTimeout int32, subscription bytes, assignment bytes]
+
+Kafka 3.3's text is also given for the v4 values (the same fields); records of types 3+ have none.
 """
 
 from __future__ import annotations
