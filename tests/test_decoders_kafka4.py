@@ -465,7 +465,7 @@ def test_transaction_unknown_versions() -> None:
 # dump-log: a record newer than the decoders know
 
 
-def _segment(tmp_path: Path, records: list[tuple[bytes, bytes | None]]) -> str:
+def _segment(tmp_path: Path, records: list[tuple[bytes | None, bytes | None]]) -> str:
     path = tmp_path / "00000000000000000000.log"
     batch = encode_v2_batch([Record(i, 1000 + i, k, v, (), -1) for i, (k, v) in enumerate(records)], 0)
     path.write_bytes(batch)

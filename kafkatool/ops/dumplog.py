@@ -126,8 +126,8 @@ class DumpOptions:
     per_record: bool = False  # JSON: one object per record instead of per batch
     jobs: int = 0  # processes for deep/print text on big logs (0: one per CPU; 1: this process only)
     #: whose tool text to print (3.3 or 4.0, or a string naming one; see kafkatool.release);
-    #: None: the process-wide choice
-    kafka_release: Release | None = None
+    #: None: the process-wide choice.  A Release after construction.
+    kafka_release: Release | str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.kafka_release, str):
@@ -149,7 +149,7 @@ class DumpOptions:
     @property
     def kafka4(self) -> bool:
         """Print Kafka 4.0's text (else 3.3's)."""
-        return self.kafka_release is not None and self.kafka_release.at_least("4.0")
+        return isinstance(self.kafka_release, Release) and self.kafka_release.at_least("4.0")
 
 
 @dataclass
