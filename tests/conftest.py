@@ -12,6 +12,9 @@ SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared")).resolv
 FIXTURES = SHARED / "fixtures"
 KAFKA_LOGS = FIXTURES / "kafka-logs"
 GOLDENS = FIXTURES / "dump-log"
+KAFKA4 = FIXTURES / "kafka-4.0.0"  # a Kafka 4.0.0 broker's data and its kafka-dump-log output
+KAFKA4_LOGS = KAFKA4 / "kafka-logs"
+KAFKA4_GOLDENS = KAFKA4 / "dump-log"
 
 
 def require_fixtures() -> Path:

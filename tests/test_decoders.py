@@ -308,8 +308,8 @@ def test_offsets_tombstones() -> None:
         (offset_key("g", "t", 0), b"", "java.nio.BufferUnderflowException"),
         (
             group_key("g"),
-            b"\x00\x04",
-            "java.lang.IllegalStateException: Unknown group metadata message version: 4",
+            b"\x00\x05",
+            "java.lang.IllegalStateException: Unknown group metadata message version: 5",
         ),
     ],
 )

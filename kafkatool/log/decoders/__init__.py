@@ -1,10 +1,13 @@
-"""Payload decoders for Kafka's internal topics, printing what Kafka 3.3.1's dump-log tool prints.
+"""Payload decoders for Kafka's internal topics, printing what Kafka's dump-log tool prints (3.3.1's,
+and 4.0's where it differs: see each module).
 
 * `offsets`: `__consumer_offsets` keys/values (`--offsets-decoder`)
 * `transactions`: `__transaction_state` keys/values (`--transaction-log-decoder`)
 * `metadata`: KRaft `__cluster_metadata` records (`--cluster-metadata-decoder`) and control records
 * `remote_log_metadata`: tiered storage's `__remote_log_metadata` (`--remote-log-metadata-decoder`, 4.0)
 * `share_group_state`: `__share_group_state` keys/values (`--share-group-state-decoder`, 4.0)
+* `coordinator`: the record frame of Kafka 4.0's coordinators and 4.0's JSON text of their records;
+  `_schema` the message specs' reader and JSON writer all of them share
 
 Every `format_*` function is total: where Kafka's parser fails it returns an `ErrorText` (a `str`
 with `fatal`, `java_class` and `message`) instead of raising.  The structured `decode_*` functions

@@ -24,6 +24,7 @@ __all__ = [
     "DecodeError",
     "ErrorText",
     "NewerRecordText",
+    "NewerThanKnown",
     "Reader",
     "ScalaHashTable",
     "base64_std",
@@ -45,13 +46,31 @@ class DecodeError(ValueError):
     has none); `str()` gives Java's `Throwable.toString()`, the text Kafka's stack trace starts with.
     """
 
-    def __init__(self, message: str | None, java_class: str = "java.lang.RuntimeException") -> None:
+    #: what to tell the user beyond Kafka's exception (e.g. that the record is newer than known)
+    note: str | None = None
+
+    def __init__(
+        self, message: str | None, java_class: str = "java.lang.RuntimeException", *, note: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.java_class = java_class
+        if note is not None:
+            self.note = note
 
     def __str__(self) -> str:
         return self.java_class if self.message is None else f"{self.java_class}: {self.message}"
+
+
+class NewerThanKnown(DecodeError):
+    """A record type or version newer than the decoders know, e.g. written by a Kafka after 4.0.
+
+    `what` names it ("transaction log value version 2"), or is "" where Kafka fails the same way on
+    an invalid (e.g. negative) type or version, which is not newer; the rest is Kafka's exception.
+    """
+
+    def __init__(self, message: str | None, java_class: str, *, what: str) -> None:
+        super().__init__(message, java_class, note=f"{what} is newer than kafkatool knows" if what else None)
 
 
 class BufferUnderflow(DecodeError):
@@ -72,18 +91,28 @@ class ErrorText(str):
     java_class: str
     message: str | None
     fatal: bool
+    note: str | None  # what to tell the user beyond Kafka's text (DecodeError.note), else None
 
-    def __new__(cls, text: str, *, java_class: str, message: str | None, fatal: bool) -> ErrorText:
+    def __new__(
+        cls, text: str, *, java_class: str, message: str | None, fatal: bool, note: str | None = None
+    ) -> ErrorText:
         self = super().__new__(cls, text)
         self.java_class = java_class
         self.message = message
         self.fatal = fatal
+        self.note = note
         return self
 
     @classmethod
-    def from_error(cls, err: DecodeError) -> ErrorText:
-        """The fatal error text for an exception that escapes Kafka's parser."""
-        return cls(str(err), java_class=err.java_class, message=err.message, fatal=True)
+    def from_error(cls, err: DecodeError, text: str | None = None, *, fatal: bool = True) -> ErrorText:
+        """The error text for an exception of Kafka's parser: by default fatal, Java's `toString()`."""
+        return cls(
+            str(err) if text is None else text,
+            java_class=err.java_class,
+            message=err.message,
+            fatal=fatal,
+            note=err.note,
+        )
 
 
 class NewerRecordText(ErrorText):
@@ -99,7 +128,7 @@ class NewerRecordText(ErrorText):
     def __new__(
         cls, text: str, *, reason: str, java_class: str = "", message: str | None = None
     ) -> NewerRecordText:
-        self = super().__new__(cls, text, java_class=java_class, message=message, fatal=False)
+        self = super().__new__(cls, text, java_class=java_class, message=message, fatal=False, note=reason)
         self.reason = reason
         return self
 
