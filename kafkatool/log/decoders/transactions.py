@@ -33,7 +33,9 @@ from kafkatool.log.decoders._wire import (
     Reader,
     ScalaHashTable,
     java_string_hash,
+    newer_reason,
 )
+from kafkatool.release import NEWEST
 
 __all__ = [
     "TRANSACTION_STATES",
@@ -173,7 +175,7 @@ def format_transaction_record(
     Where Kafka's parser throws (the tool then dies), the result is `(None, ErrorText)` with
     `fatal=True`; `offset` is unused because this parser's messages do not mention it.  A key of a
     version Kafka 4.0 does not know is its `unknown::version=<n>` line, an `ErrorText` with
-    `fatal=False` (with a `note` when the version is above the known one).
+    `fatal=False` (with `newer` set when the version is above the known one).
     """
     try:
         return _format(key, value, kafka4)
@@ -197,8 +199,8 @@ def _format(key: bytes | None, value: bytes | None, kafka4: bool) -> tuple[str, 
     version = Reader(key).int16()
     if kafka4 and version != 0:
         # 4.0 prints a key it cannot read this way and no payload, and goes on
-        note = f"transaction log key version {version} is newer than kafkatool knows" if version > 0 else None
-        return ErrorText(f"unknown::version={version}", java_class=_ISE, message=None, fatal=False, note=note), None
+        newer = newer_reason(f"transaction log key version {version}", NEWEST) if version > 0 else None
+        return ErrorText(f"unknown::version={version}", java_class=_ISE, message=None, fatal=False, newer=newer), None
     k = decode_transaction_key(key)
     key_text = f"transaction_metadata::transactionalId={k.transactional_id}"
     if value is None:
