@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from kafkatool import release
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared")).resolve()
@@ -15,6 +19,17 @@ GOLDENS = FIXTURES / "dump-log"
 KAFKA4 = FIXTURES / "kafka-4.0.0"  # a Kafka 4.0.0 broker's data and its kafka-dump-log output
 KAFKA4_LOGS = KAFKA4 / "kafka-logs"
 KAFKA4_GOLDENS = KAFKA4 / "dump-log"
+
+
+@contextmanager
+def kafka_text(name: str) -> Iterator[None]:
+    """Print Kafka release `name`'s text (as `--kafka-release` does) for the duration."""
+    before = release.explicit()
+    release.select(name)
+    try:
+        yield
+    finally:
+        release.select(before)
 
 
 def require_fixtures() -> Path:

@@ -3,7 +3,8 @@
 Oracles:
 * `__cluster_metadata` of a real Kafka 4.0.0 broker and the text Kafka 4.0.0's `kafka-dump-log.sh`
   printed for it (`shared/fixtures/kafka-4.0.0`), record by record (records read by kafka-python,
-  not by us) and file by file; the same files with `--kafka-release 3.3` against what 3.3 prints.
+  not by us; whole files are in test_dumplog_goldens.py); the same files with `--kafka-release 3.3`
+  against what 3.3 prints.
 * For records the fixtures lack: bytes laid out by hand from Kafka 4.0's message specs
   (`metadata/src/main/resources/common/metadata`, `storage/src/main/resources/message`,
   `share-coordinator/src/main/resources/common/message`: field order, compact strings and arrays,
@@ -17,7 +18,6 @@ Oracles:
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 import re
@@ -39,7 +39,21 @@ from kafkatool.log.decoders import (
 from kafkatool.log.records import Record
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 from kafkatool.ops.dumplog import DumpOptions, dump_files
-from tests.conftest import SHARED
+from tests.conftest import SHARED, kafka_text
+from tests.support.wire import (
+    NO_TAGS,
+    carray,
+    cbytes,
+    cstr,
+    frame,
+    i8,
+    i16,
+    i32,
+    i64,
+    int32s,
+    mutations,
+    tags,
+)
 
 K4 = SHARED / "fixtures" / "kafka-4.0.0"
 K4_LOGS = K4 / "kafka-logs"
@@ -53,77 +67,13 @@ U2_TEXT = "EBESExQVFhcYGRobHB0eHw"
 
 @pytest.fixture(autouse=True)
 def _kafka_40_text():
-    before = release.explicit()
-    release.select("4.0")
-    yield
-    release.select(before)
+    with kafka_text("4.0"):
+        yield
 
 
 def _require_k4() -> None:
     if not (K4_LOGS.is_dir() and K4_DUMP.is_dir()):
         pytest.skip(f"Kafka 4.0.0 fixtures not found at {K4}")
-
-
-# --------------------------------------------------------------------------------------------------
-# wire helpers (Kafka's encodings, written out)
-
-
-def uvar(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def cstr(text: str | None) -> bytes:
-    """COMPACT_(NULLABLE_)STRING: uvarint length + 1, 0 for null."""
-    if text is None:
-        return b"\x00"
-    raw = text.encode()
-    return uvar(len(raw) + 1) + raw
-
-
-def cbytes(raw: bytes | None) -> bytes:
-    return b"\x00" if raw is None else uvar(len(raw) + 1) + raw
-
-
-def carray(items: list[bytes]) -> bytes:
-    return uvar(len(items) + 1) + b"".join(items)
-
-
-def tags(*fields: tuple[int, bytes]) -> bytes:
-    """The tagged-field section: count, then (tag, size, bytes) in tag order."""
-    return uvar(len(fields)) + b"".join(uvar(t) + uvar(len(b)) + b for t, b in fields)
-
-
-NO_TAGS = tags()
-
-
-def frame(api_key: int, version: int, body: bytes) -> bytes:
-    """AbstractApiMessageSerde's frame: unsigned varints frame version 1, api key, version."""
-    return uvar(1) + uvar(api_key) + uvar(version) + body
-
-
-def i8(v: int) -> bytes:
-    return struct.pack(">b", v)
-
-
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-def int32s(*vals: int) -> bytes:
-    return carray([i32(v) for v in vals])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -168,36 +118,6 @@ def test_cluster_metadata_records_match_kafka_40(rel: str) -> None:
         assert ours == golden[offset], f"offset {offset}"
         seen += 1
     assert seen == len(golden) > 5
-
-
-def _manifest(rel_part: str) -> list[tuple[str, str, str, int]]:
-    with (K4_DUMP / "MANIFEST.tsv").open(newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t"))[1:]
-    return [(r[0], r[1], r[2], int(r[3])) for r in rows if rel_part in r[0] and r[3] == "0"]
-
-
-def _opts(args: str) -> DumpOptions:
-    flags = set(args.split()) - {"--files"}
-    return DumpOptions(
-        deep_iteration="--deep-iteration" in flags,
-        print_data_log="--print-data-log" in flags,
-        payload_decoder="cluster-metadata" if "--cluster-metadata-decoder" in flags else None,
-        verify_index_only="--verify-index-only" in flags,
-        index_sanity_check="--index-sanity-check" in flags,
-    )
-
-
-def test_cluster_metadata_files_byte_exact_with_kafka_40() -> None:
-    """Every successful 4.0.0 golden of `__cluster_metadata-0`: same stdout, stderr, exit code 0."""
-    _require_k4()
-    rows = _manifest("__cluster_metadata-0/")
-    assert len(rows) >= 20
-    for rel, mode, args, _ in rows:
-        exp_out = (K4_DUMP / rel / f"{mode}.out").read_bytes().replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode())
-        exp_err = (K4_DUMP / rel / f"{mode}.err").read_bytes().replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode())
-        out, err = io.BytesIO(), io.BytesIO()
-        result = dump_files([str(K4_LOGS / rel)], _opts(args.replace(f"<KAFKA_LOGS>/{rel}", "")), out, err)
-        assert (out.getvalue(), err.getvalue(), result.exit_code) == (exp_out, exp_err, 0), f"{rel} [{mode}]"
 
 
 def test_kafka_40_metadata_log_as_kafka_33_prints_it() -> None:
@@ -694,14 +614,7 @@ def test_new_decoders_never_raise_on_garbage() -> None:
         _share_key(0),
         i16(0) + struct.pack(">H", 1) + i32(2) + i32(3) + i64(100) + carray([_batch(1, 2, 0, 1)]) + NO_TAGS,
     ]
-    for _ in range(3000):
-        base = bytearray(rng.choice(seeds))
-        for _ in range(rng.randint(0, 4)):
-            if base and rng.random() < 0.6:
-                base[rng.randrange(len(base))] = rng.randrange(256)
-            elif base:
-                del base[rng.randrange(len(base)) :]
-        blob = bytes(base)
+    for blob in mutations(rng, seeds, 3000):
         other = rng.choice(seeds)
         assert isinstance(format_metadata_record(1, blob), str)
         assert isinstance(format_metadata_record(1, blob, R33), str)

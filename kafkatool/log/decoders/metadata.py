@@ -16,6 +16,7 @@ set: what that release's tool prints for it, plus kafkatool's one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -40,6 +41,8 @@ __all__ = [
     "decode_metadata_record",
     "format_control_record",
     "format_metadata_record",
+    "framed_record_text",
+    "newer_than",
     "read_framed",
 ]
 
@@ -577,16 +580,27 @@ def format_metadata_record(offset: int, value: bytes | None, rel: _Release | Non
     text with `newer` set, holding what that release prints for it.
     """
     rel, table = _for_release(rel)
+    return framed_record_text(
+        value, table, rel, "metadata", lambda: decode_metadata_record(value, rel).to_json(), f"Error at {offset}"
+    )
+
+
+def framed_record_text(
+    value: bytes | None, table: dict[int, Message], rel: _Release, what: str, render: Callable[[], str], at: str
+) -> str:
+    """What a dump-log parser of framed records (`read_framed` over `table`) prints: `render()`, or
+    `<at>, skipping. <message>` where that raises, as an `ErrorText` with `fatal=False`; either with
+    `newer` set when the record is newer than `table` (release `rel`) knows (see `newer_than`)."""
     try:
-        text: str = decode_metadata_record(value, rel).to_json()
+        text = render()
         java_class, message_ = "", None
     except DecodeError as err:
         message_ = "null" if err.message is None else err.message
-        text, java_class = f"Error at {offset}, skipping. {message_}", err.java_class
+        text, java_class = f"{at}, skipping. {message_}", err.java_class
     except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
         message_ = f"undecodable record: {err}"
-        text, java_class = f"Error at {offset}, skipping. {message_}", "java.lang.RuntimeException"
-    reason = newer_than(value, table, rel, "metadata")
+        text, java_class = f"{at}, skipping. {message_}", "java.lang.RuntimeException"
+    reason = newer_than(value, table, rel, what)
     if message_ is None and reason is None:
         return text
     return ErrorText(text, java_class=java_class, message=message_, fatal=False, newer=reason)

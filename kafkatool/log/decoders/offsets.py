@@ -33,7 +33,17 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from kafkatool.log.decoders._schema import ALL, MAX, Field, Message, RawJson, Versions, field, tagged
+from kafkatool.log.decoders._schema import (
+    ALL,
+    MAX,
+    NULLABLE,
+    Field,
+    Message,
+    RawJson,
+    Versions,
+    field,
+    tagged,
+)
 from kafkatool.log.decoders._wire import (
     BufferUnderflow,
     DecodeError,
@@ -352,7 +362,7 @@ def format_offsets_record(
     record of a type 3.3 does not have is such an error too.
     """
     if kafka4 and key is not None:
-        return _fast_offset_commit_json(key, value) or _format_json(offset, key, value)
+        return _fast_offset_commit(key, value, kafka4=True) or _format_json(offset, key, value)
     try:
         return _format(key, value)
     except DecodeError as err:
@@ -411,27 +421,21 @@ def _fast_commit_fields(
     return version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire)
 
 
-def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | None:
-    """Kafka 3.3's text of the common case (see `_fast_commit_fields`)."""
-    fields = _fast_commit_fields(key, value)
-    if fields is None:
-        return None
-    _, group, topic, partition, (vversion, offset, _, metadata, _, _) = fields
-    key_text = f"offset_commit::group={group},partition={topic}-{partition}"
-    if vversion < 0:
-        return key_text, "<DELETE>"
-    return key_text, (f"offset={offset},metadata={metadata}" if metadata else f"offset={offset}")
-
-
-def _fast_offset_commit_json(key: bytes, value: bytes | None) -> tuple[str, str] | None:
-    """Kafka 4.0's text of the common case: what the generated converters give, without them."""
+def _fast_offset_commit(key: bytes, value: bytes | None, kafka4: bool = False) -> tuple[str, str] | None:
+    """The text of the common case (see `_fast_commit_fields`): Kafka 3.3's, or with `kafka4` Kafka
+    4.0's JSON, what the generated converters give, without them."""
     fields = _fast_commit_fields(key, value)
     if fields is None:
         return None
     version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire) = fields
-    key_text = f'{{"type":"{version}","data":{{"group":{json_str(group)},"topic":{json_str(topic)},"partition":{partition}}}}}'
+    if kafka4:
+        key_text = f'{{"type":"{version}","data":{{"group":{json_str(group)},"topic":{json_str(topic)},"partition":{partition}}}}}'
+    else:
+        key_text = f"offset_commit::group={group},partition={topic}-{partition}"
     if vversion < 0:
         return key_text, "<DELETE>"
+    if not kafka4:
+        return key_text, (f"offset={offset},metadata={metadata}" if metadata else f"offset={offset}")
     epoch_text = f'"leaderEpoch":{epoch},' if vversion >= 3 else ""
     expire_text = f',"expireTimestamp":{expire}' if vversion == 1 else ""
     return key_text, (
@@ -547,7 +551,6 @@ def _key(record_type: int, name: str, *fields: Field) -> Message:
 
 _GROUP_ID = field("groupId", "string")
 _MEMBER_ID = field("memberId", "string")
-_N = {"nullable": ALL}
 _TOPIC_PARTITIONS = (field("topicId", "uuid"), field("partitions", "[]int32"))
 _TOPIC_METADATA = (
     field("topicId", "uuid"),
@@ -576,8 +579,8 @@ GROUP_METADATA_VALUE = _value(
     "GroupMetadataValue",
     field("protocolType", "string"),
     field("generation", "int32"),
-    field("protocol", "string", **_N, default=None),
-    field("leader", "string", **_N, default=None),
+    field("protocol", "string", **NULLABLE, default=None),
+    field("leader", "string", **NULLABLE, default=None),
     field("currentStateTimestamp", "int64", (2, MAX), default=-1),
     field(
         "members",
@@ -632,14 +635,14 @@ _GROUP_RECORDS: dict[int, tuple[Message, Message]] = {
         _key(5, "ConsumerGroupMemberMetadataKey", _GROUP_ID, _MEMBER_ID),
         _value(
             "ConsumerGroupMemberMetadataValue",
-            field("instanceId", "string", **_N, default=""),
-            field("rackId", "string", **_N, default=""),
+            field("instanceId", "string", **NULLABLE, default=""),
+            field("rackId", "string", **NULLABLE, default=""),
             field("clientId", "string"),
             field("clientHost", "string"),
             field("subscribedTopicNames", "[]string"),
-            field("subscribedTopicRegex", "string", **_N, default=""),
+            field("subscribedTopicRegex", "string", **NULLABLE, default=""),
             field("rebalanceTimeoutMs", "int32", default=-1),
-            field("serverAssignor", "string", **_N, default=""),
+            field("serverAssignor", "string", **NULLABLE, default=""),
             tagged(
                 "classicMemberMetadata",
                 "struct",
@@ -687,7 +690,7 @@ _GROUP_RECORDS: dict[int, tuple[Message, Message]] = {
         _key(10, "ShareGroupMemberMetadataKey", _GROUP_ID, _MEMBER_ID),
         _value(
             "ShareGroupMemberMetadataValue",
-            field("rackId", "string", **_N, default=""),
+            field("rackId", "string", **NULLABLE, default=""),
             field("clientId", "string"),
             field("clientHost", "string"),
             field("subscribedTopicNames", "[]string"),
