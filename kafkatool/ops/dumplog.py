@@ -21,7 +21,7 @@ import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from kafkatool.log.checkpoint import (
     CheckpointError,
@@ -277,7 +277,7 @@ def _remote_log_metadata(opts: DumpOptions) -> ValueFormatter:  # Kafka 4.0's te
 def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on every release
     from kafkatool.log.decoders.share_group_state import format_share_group_state_record
 
-    return format_share_group_state_record
+    return cast(KeyedFormatter, format_share_group_state_record)  # keyless records are refused first
 
 
 #: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
