@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool import release
-
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared")).resolve()
 FIXTURES = SHARED / "fixtures"
@@ -24,6 +22,8 @@ KAFKA4_GOLDENS = KAFKA4 / "dump-log"
 @contextmanager
 def kafka_text(name: str) -> Iterator[None]:
     """Print Kafka release `name`'s text (as `--kafka-release` does) for the duration."""
+    from kafkatool import release
+
     before = release.explicit()
     release.select(name)
     try:
