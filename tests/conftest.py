@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,22 @@ SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared")).resolv
 FIXTURES = SHARED / "fixtures"
 KAFKA_LOGS = FIXTURES / "kafka-logs"
 GOLDENS = FIXTURES / "dump-log"
+KAFKA4 = FIXTURES / "kafka-4.0.0"  # a Kafka 4.0.0 broker's data and its kafka-dump-log output
+KAFKA4_LOGS = KAFKA4 / "kafka-logs"
+KAFKA4_GOLDENS = KAFKA4 / "dump-log"
+
+
+@contextmanager
+def kafka_text(name: str) -> Iterator[None]:
+    """Print Kafka release `name`'s text (as `--kafka-release` does) for the duration."""
+    from kafkatool import release
+
+    before = release.explicit()
+    release.select(name)
+    try:
+        yield
+    finally:
+        release.select(before)
 
 
 def require_fixtures() -> Path:

@@ -34,7 +34,8 @@ from kafkatool.log.decoders import (
     format_transaction_record,
 )
 from kafkatool.log.decoders._wire import decode_utf8, java_double, java_string_hash, json_str
-from tests.conftest import GOLDENS, KAFKA_LOGS, require_fixtures
+from tests.conftest import GOLDENS, KAFKA_LOGS, kafka_text, require_fixtures
+from tests.support.wire import cstr, frame, uvar
 
 DUMP = GOLDENS
 LOGS = KAFKA_LOGS
@@ -44,12 +45,8 @@ MODES = ("offsets", "txn", "cluster-metadata")
 @pytest.fixture(autouse=True)
 def _kafka_33_text():
     """Everything here is checked against Kafka 3.3.1's tool, so print its text."""
-    from kafkatool import release
-
-    before = release.explicit()
-    release.select("3.3")
-    yield
-    release.select(before)
+    with kafka_text("3.3"):
+        yield
 
 
 # --------------------------------------------------------------------------------------------------
@@ -178,22 +175,6 @@ def b32(raw: bytes | None) -> bytes:
     return struct.pack(">i", -1) if raw is None else struct.pack(">i", len(raw)) + raw
 
 
-def uvar(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def cstr(text: str | None) -> bytes:
-    if text is None:
-        return b"\x00"
-    raw = text.encode()
-    return uvar(len(raw) + 1) + raw
-
-
 def offset_key(group: str, topic: str, partition: int, version: int = 1) -> bytes:
     return struct.pack(">h", version) + s16(group) + s16(topic) + struct.pack(">i", partition)
 
@@ -307,8 +288,8 @@ def test_offsets_tombstones() -> None:
         (offset_key("g", "t", 0), b"", "java.nio.BufferUnderflowException"),
         (
             group_key("g"),
-            b"\x00\x04",
-            "java.lang.IllegalStateException: Unknown group metadata message version: 4",
+            b"\x00\x05",
+            "java.lang.IllegalStateException: Unknown group metadata message version: 5",
         ),
     ],
 )
@@ -542,10 +523,6 @@ def test_transaction_errors(
 
 # --------------------------------------------------------------------------------------------------
 # Cluster metadata
-
-
-def frame(api_key: int, version: int, body: bytes) -> bytes:
-    return uvar(1) + uvar(api_key) + uvar(version) + body
 
 
 def uuid16() -> bytes:

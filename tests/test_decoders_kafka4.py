@@ -1,722 +1,637 @@
-"""Kafka 4.0's dump-log decoders: KRaft metadata up to 4.0, tiered storage and share group state.
+"""The record versions Kafka 4.0 writes to `__consumer_offsets` and `__transaction_state`, in both
+dialects, beyond what the 4.0.0 goldens hold (tests/test_dumplog_goldens.py has those).
 
-Oracles:
-* `__cluster_metadata` of a real Kafka 4.0.0 broker and the text Kafka 4.0.0's `kafka-dump-log.sh`
-  printed for it (`shared/fixtures/kafka-4.0.0`), record by record (records read by kafka-python,
-  not by us) and file by file; the same files with `--kafka-release 3.3` against what 3.3 prints.
-* For records the fixtures lack: bytes laid out by hand from Kafka 4.0's message specs
-  (`metadata/src/main/resources/common/metadata`, `storage/src/main/resources/message`,
-  `share-coordinator/src/main/resources/common/message`: field order, compact strings and arrays,
-  the tagged-field section) and expected text derived from Kafka 4.0's printers: the generated JSON
-  converters (fields in spec order, a tagged field only when not at its default, uuids as URL-safe
-  base64, bytes as padded base64) with DumpLogSegments' `{"type":…,"version":…,"data":…}` wrapper;
-  for tiered storage the domain classes' `toString()` (RemoteLogSegmentMetadata & co.) and their
-  constructor checks; for share state DumpLogSegments' ShareGroupStateMessageParser and
-  CoordinatorRecordSerde's error sentences.  The expected strings are written out literally.
+The bytes are encoded by kafka-python's message-spec encoder (`StructField`, independent of our
+reader) from the schemas below, which restate Kafka 4.0's message specs
+(group-coordinator/.../common/message, transaction-coordinator/.../common/message); the expected
+text is written out by hand following Kafka 4.0's DumpLogSegments and generated JSON converters.
 """
 
 from __future__ import annotations
 
-import csv
+import base64
 import io
-import os
+import json
 import re
 import struct
-import subprocess
-import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kafkatool import release
-from kafkatool.log.decoders import (
-    ErrorText,
-    NewerRecordText,
-    format_control_record,
-    format_metadata_record,
-    format_remote_log_metadata_record,
-    format_share_group_state_record,
-)
+from kafkatool.log.decoders import ErrorText, format_offsets_record, format_transaction_record
 from kafkatool.log.records import Record
-from kafkatool.log.writer import SegmentWriter, encode_v2_batch
+from kafkatool.log.writer import encode_v2_batch
 from kafkatool.ops.dumplog import DumpOptions, dump_files
-from tests.conftest import SHARED
+from tests.support.wire import mutations
 
-K4 = SHARED / "fixtures" / "kafka-4.0.0"
-K4_LOGS = K4 / "kafka-logs"
-K4_DUMP = K4 / "dump-log"
-R33, R40 = release.Release(3, 3), release.Release(4, 0)
-U1 = bytes(range(16))
-U1_TEXT = "AAECAwQFBgcICQoLDA0ODw"
-U2 = bytes(range(16, 32))
-U2_TEXT = "EBESExQVFhcYGRobHB0eHw"
+schemas = pytest.importorskip("kafka.protocol.schemas")
 
 
-@pytest.fixture(autouse=True)
-def _kafka_40_text():
-    before = release.explicit()
-    release.select("4.0")
-    yield
-    release.select(before)
+def F(name: str, type_: str, versions: str = "0+", **kw: Any) -> dict[str, Any]:
+    return {"name": name, "type": type_, "versions": versions, **kw}
 
 
-def _require_k4() -> None:
-    if not (K4_LOGS.is_dir() and K4_DUMP.is_dir()):
-        pytest.skip(f"Kafka 4.0.0 fixtures not found at {K4}")
+def encode(fields: list[dict], version: int, item: dict, *, flexible: bool, header: bool = True) -> bytes:
+    """A message of `fields` at `version`, int16 version first (kafka-python's encoder)."""
+    struct_field = schemas.StructField({"name": "M", "type": "data", "versions": "0+", "fields": fields})
+    body = struct_field.encode(item, version=version, compact=flexible, tagged=flexible)
+    return (struct.pack(">h", version) if header else b"") + body
 
 
-# --------------------------------------------------------------------------------------------------
-# wire helpers (Kafka's encodings, written out)
+def uuid_bytes(n: int) -> uuid.UUID:
+    return uuid.UUID(bytes=bytes(range(n, n + 16)))
 
 
-def uvar(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def cstr(text: str | None) -> bytes:
-    """COMPACT_(NULLABLE_)STRING: uvarint length + 1, 0 for null."""
-    if text is None:
-        return b"\x00"
-    raw = text.encode()
-    return uvar(len(raw) + 1) + raw
-
-
-def cbytes(raw: bytes | None) -> bytes:
-    return b"\x00" if raw is None else uvar(len(raw) + 1) + raw
-
-
-def carray(items: list[bytes]) -> bytes:
-    return uvar(len(items) + 1) + b"".join(items)
-
-
-def tags(*fields: tuple[int, bytes]) -> bytes:
-    """The tagged-field section: count, then (tag, size, bytes) in tag order."""
-    return uvar(len(fields)) + b"".join(uvar(t) + uvar(len(b)) + b for t, b in fields)
-
-
-NO_TAGS = tags()
-
-
-def frame(api_key: int, version: int, body: bytes) -> bytes:
-    """AbstractApiMessageSerde's frame: unsigned varints frame version 1, api key, version."""
-    return uvar(1) + uvar(api_key) + uvar(version) + body
-
-
-def i8(v: int) -> bytes:
-    return struct.pack(">b", v)
-
-
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-def int32s(*vals: int) -> bytes:
-    return carray([i32(v) for v in vals])
+def uuid_text(n: int) -> str:
+    return base64.urlsafe_b64encode(bytes(range(n, n + 16))).decode().rstrip("=")
 
 
 # --------------------------------------------------------------------------------------------------
-# Kafka 4.0.0 fixtures
+# Schemas (Kafka 4.0)
 
-
-_RECORD_LINE = re.compile(rb"^\| offset: (\d+) .*? headerKeys: \[[^\]]*\]")
-K4_METADATA = [
-    "__cluster_metadata-0/00000000000000000000.log",
-    "__cluster_metadata-0/00000000000000000020-0000000001.checkpoint",
+OFFSET_COMMIT_KEY = [F("group", "string"), F("topic", "string"), F("partition", "int32")]
+OFFSET_COMMIT_VALUE = [
+    F("offset", "int64"),
+    F("leaderEpoch", "int32", "3+", default=-1),
+    F("metadata", "string"),
+    F("commitTimestamp", "int64"),
+    F("expireTimestamp", "int64", "1", default=-1),
+]
+GROUP_METADATA_VALUE = [
+    F("protocolType", "string"),
+    F("generation", "int32"),
+    F("protocol", "string", nullableVersions="0+"),
+    F("leader", "string", nullableVersions="0+"),
+    F("currentStateTimestamp", "int64", "2+", default=-1),
+    F(
+        "members",
+        "[]MemberMetadata",
+        fields=[
+            F("memberId", "string"),
+            F("groupInstanceId", "string", "3+", nullableVersions="3+", default="null"),
+            F("clientId", "string"),
+            F("clientHost", "string"),
+            F("rebalanceTimeout", "int32", "1+", default=-1),
+            F("sessionTimeout", "int32"),
+            F("subscription", "bytes"),
+            F("assignment", "bytes"),
+        ],
+    ),
+]
+TOPIC_PARTITION = [F("Topic", "string"), F("Partitions", "[]int32")]
+SUBSCRIPTION = [
+    F("Topics", "[]string"),
+    F("UserData", "bytes", nullableVersions="0+", default="null"),
+    F("OwnedPartitions", "[]TopicPartition", "1+", fields=TOPIC_PARTITION),
+    F("GenerationId", "int32", "2+", default=-1),
+    F("RackId", "string", "3+", nullableVersions="3+", default="null"),
+]
+ASSIGNMENT = [
+    F("AssignedPartitions", "[]TopicPartition", fields=TOPIC_PARTITION),
+    F("UserData", "bytes", nullableVersions="0+", default="null"),
+]
+GROUP_KEY = [F("GroupId", "string")]
+MEMBER_KEY = [F("GroupId", "string"), F("MemberId", "string")]
+TOPIC_PARTITIONS = [F("TopicId", "uuid"), F("Partitions", "[]int32")]
+MEMBER_METADATA_VALUE = [
+    F("InstanceId", "string", nullableVersions="0+"),
+    F("RackId", "string", nullableVersions="0+"),
+    F("ClientId", "string"),
+    F("ClientHost", "string"),
+    F("SubscribedTopicNames", "[]string"),
+    F("SubscribedTopicRegex", "string", nullableVersions="0+"),
+    F("RebalanceTimeoutMs", "int32", default=-1),
+    F("ServerAssignor", "string", nullableVersions="0+"),
+    F(
+        "ClassicMemberMetadata",
+        "ClassicMemberMetadata",
+        nullableVersions="0+",
+        default="null",
+        taggedVersions="0+",
+        tag=0,
+        fields=[
+            F("SessionTimeoutMs", "int32"),
+            F("SupportedProtocols", "[]ClassicProtocol", fields=[F("Name", "string"), F("Metadata", "bytes")]),
+        ],
+    ),
+]
+TXN_KEY = [F("TransactionalId", "string")]
+TXN_VALUE = [
+    F("ProducerId", "int64"),
+    F("PreviousProducerId", "int64", "1+", taggedVersions="1+", tag=0, default=-1),
+    F("NextProducerId", "int64", "1+", taggedVersions="1+", tag=1, default=-1),
+    F("ProducerEpoch", "int16"),
+    F("TransactionTimeoutMs", "int32"),
+    F("TransactionStatus", "int8"),
+    F(
+        "TransactionPartitions",
+        "[]PartitionsSchema",
+        nullableVersions="0+",
+        fields=[F("Topic", "string"), F("PartitionIds", "[]int32")],
+    ),
+    F("TransactionLastUpdateTimestampMs", "int64"),
+    F("TransactionStartTimestampMs", "int64"),
+    F("ClientTransactionVersion", "int16", "1+", taggedVersions="1+", tag=2, default=0),
 ]
 
 
-def _records(path: Path):
-    records_mod = pytest.importorskip("kafka.record")
-    memory = records_mod.MemoryRecords(path.read_bytes())
-    while (batch := memory.next_batch()) is not None:
-        control = bool(getattr(batch, "is_control_batch", False))
-        for rec in batch:
-            yield (
-                rec.offset,
-                control,
-                None if rec.key is None else bytes(rec.key),
-                None if rec.value is None else bytes(rec.value),
-            )
+def key(record_type: int, fields: list[dict], item: dict) -> bytes:
+    return encode(fields, record_type, item, flexible=False)
 
 
-@pytest.mark.parametrize("rel", K4_METADATA)
-def test_cluster_metadata_records_match_kafka_40(rel: str) -> None:
-    """Each record (read by kafka-python) against the line Kafka 4.0.0's tool printed for it."""
-    _require_k4()
-    golden = {}
-    for line in (K4_DUMP / rel / "cluster-metadata-decoder.out").read_bytes().split(b"\n"):
-        if m := _RECORD_LINE.match(line):
-            golden[int(m.group(1))] = line[m.end() :].decode()
-    seen = 0
-    for offset, control, key, value in _records(K4_LOGS / rel):
-        if control:
-            ours = format_control_record(-1, key, value)  # type: ignore[arg-type]
-        else:
-            ours = " payload: " + format_metadata_record(offset, value)
-        assert ours == golden[offset], f"offset {offset}"
-        seen += 1
-    assert seen == len(golden) > 5
+def offset_commit(version: int, **kw: Any) -> bytes:
+    item = {"offset": 42, "leader_epoch": 7, "metadata": "m", "commit_timestamp": 1000, "expire_timestamp": 2000}
+    item.update(kw)
+    return encode(OFFSET_COMMIT_VALUE, version, item, flexible=version >= 4)
 
 
-def _manifest(rel_part: str) -> list[tuple[str, str, str, int]]:
-    with (K4_DUMP / "MANIFEST.tsv").open(newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t"))[1:]
-    return [(r[0], r[1], r[2], int(r[3])) for r in rows if rel_part in r[0] and r[3] == "0"]
+def subscription(version: int) -> bytes:
+    item = {
+        "topics": ["a", "b"],
+        "user_data": b"\x01\x02",
+        "owned_partitions": [{"topic": "a", "partitions": [0, 1]}],
+        "generation_id": 5,
+        "rack_id": "r",
+    }
+    return encode(SUBSCRIPTION, version, item, flexible=False)
 
 
-def _opts(args: str) -> DumpOptions:
-    flags = set(args.split()) - {"--files"}
-    return DumpOptions(
-        deep_iteration="--deep-iteration" in flags,
-        print_data_log="--print-data-log" in flags,
-        payload_decoder="cluster-metadata" if "--cluster-metadata-decoder" in flags else None,
-        verify_index_only="--verify-index-only" in flags,
-        index_sanity_check="--index-sanity-check" in flags,
-    )
+def assignment_bytes(version: int, user_data: bytes | None = None) -> bytes:
+    item = {"assigned_partitions": [{"topic": "a", "partitions": [1, 0]}], "user_data": user_data}
+    return encode(ASSIGNMENT, version, item, flexible=False)
 
 
-def test_cluster_metadata_files_byte_exact_with_kafka_40() -> None:
-    """Every successful 4.0.0 golden of `__cluster_metadata-0`: same stdout, stderr, exit code 0."""
-    _require_k4()
-    rows = _manifest("__cluster_metadata-0/")
-    assert len(rows) >= 20
-    for rel, mode, args, _ in rows:
-        exp_out = (K4_DUMP / rel / f"{mode}.out").read_bytes().replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode())
-        exp_err = (K4_DUMP / rel / f"{mode}.err").read_bytes().replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode())
-        out, err = io.BytesIO(), io.BytesIO()
-        result = dump_files([str(K4_LOGS / rel)], _opts(args.replace(f"<KAFKA_LOGS>/{rel}", "")), out, err)
-        assert (out.getvalue(), err.getvalue(), result.exit_code) == (exp_out, exp_err, 0), f"{rel} [{mode}]"
+def group_metadata(version: int, protocol_type: str = "consumer", subscription_bytes: bytes | None = None) -> bytes:
+    member = {
+        "member_id": "m1",
+        "group_instance_id": None,
+        "client_id": "c",
+        "client_host": "/h",
+        "rebalance_timeout": 300,
+        "session_timeout": 45,
+        "subscription": subscription(1) if subscription_bytes is None else subscription_bytes,
+        "assignment": assignment_bytes(0, b"\xff"),
+    }
+    item = {
+        "protocol_type": protocol_type,
+        "generation": 3,
+        "protocol": "range",
+        "leader": "m1",
+        "current_state_timestamp": 99,
+        "members": [member],
+    }
+    return encode(GROUP_METADATA_VALUE, version, item, flexible=version >= 4)
 
 
-def test_kafka_40_metadata_log_as_kafka_33_prints_it() -> None:
-    """3.3 knows none of ids 23, 24, 27 nor RegisterBrokerRecord v3: its tool prints what its reader makes
-    of them (the version tests of 3.3's generated readers); kafkatool prints the same, then one line saying
-    why, and exits 1."""
-    _require_k4()
-    release.select("3.3")
-    out, err = io.BytesIO(), io.BytesIO()
-    result = dump_files(
-        [str(K4_LOGS / K4_METADATA[0])], DumpOptions(payload_decoder="cluster-metadata"), out, err
-    )
-    text = out.getvalue().decode()
-    assert (
-        "payload: Error at 1, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: "
-        "Unknown metadata id 23\n" in text
-    )
-    assert (
-        '"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":25}}'
-        in text
-    )
-    # v3 read with 3.3's 0-1 reader, which does not expect isMigratingZkBroker after brokerId, fails;
-    # PartitionChangeRecord v2 reads, its tags 6-8 unknown to 3.3 and skipped
-    assert "payload: Error at 7, skipping. Failed to deserialize record with type 0\n" in text
-    assert (
-        '{"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":3,"topicId":"DNgpMTO3T-iWgy5M-X1tmA",'
-        in text
-    )
-    lines = err.getvalue().decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kafkatool: ")
-    assert (
-        "offset 1: metadata record type 23 (version 0) is newer than Kafka 3.3 knows; --kafka-release 4.0"
-        in lines[0]
-    )
-    assert result.exit_code == 1
+def kafka4(k: bytes, v: bytes | None, offset: int = 5) -> tuple[str | None, str | None]:
+    return format_offsets_record(offset, k, v, kafka4=True)
 
 
 # --------------------------------------------------------------------------------------------------
-# Metadata records the fixtures lack (layouts from 4.0's specs, text by the converters' rules)
+# __consumer_offsets, Kafka 4.0's text
 
 
-def _meta(api_key: int, version: int, body: bytes, rel: release.Release = R40) -> str:
-    return format_metadata_record(7, frame(api_key, version, body), rel)
-
-
-def test_records_added_after_33() -> None:
-    assert (
-        _meta(21, 0, i8(3) + NO_TAGS)
-        == '{"type":"ZK_MIGRATION_STATE_RECORD","version":0,"data":{"zkMigrationState":3}}'
-    )
-    assert _meta(22, 0, cstr("alice") + i8(2) + NO_TAGS) == (
-        '{"type":"REMOVE_USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","mechanism":2}}'
-    )
-    # Name is a nullable tagged string defaulting to null: absent, null or set
-    assert _meta(23, 0, NO_TAGS) == '{"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{}}'
-    assert (
-        _meta(23, 0, tags((0, cstr("x"))))
-        == '{"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{"name":"x"}}'
-    )
-    assert _meta(24, 0, NO_TAGS) == '{"type":"END_TRANSACTION_RECORD","version":0,"data":{}}'
-    assert _meta(25, 0, tags((0, cstr("controller failover")))) == (
-        '{"type":"ABORT_TRANSACTION_RECORD","version":0,"data":{"reason":"controller failover"}}'
-    )
-    assert _meta(26, 0, cstr("tok-1") + NO_TAGS) == (
-        '{"type":"REMOVE_DELEGATION_TOKEN_RECORD","version":0,"data":{"tokenId":"tok-1"}}'
-    )
-    assert (
-        _meta(28, 0, cstr("orders") + NO_TAGS)
-        == '{"type":"CLEAR_ELR_RECORD","version":0,"data":{"topicName":"orders"}}'
-    )
-    controller = (
-        i32(3000)
-        + U1
-        + b"\x01"
-        + carray([cstr("CONTROLLER") + cstr("c1") + struct.pack(">H", 65535) + i16(1) + NO_TAGS])
-        + carray([cstr("kraft.version") + i16(0) + i16(1) + NO_TAGS])
-        + NO_TAGS
-    )
-    assert _meta(27, 0, controller) == (
-        '{"type":"REGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3000,"incarnationId":"'
-        + U1_TEXT
-        + '","zkMigrationReady":true,"endPoints":[{"name":"CONTROLLER","host":"c1","port":65535,'
-        '"securityProtocol":1}],"features":[{"name":"kraft.version","minSupportedVersion":0,"maxSupportedVersion":1}]}}'
-    )
-
-
-def test_records_whose_layout_changed_after_33() -> None:
-    token = (
-        cstr("User:a")
-        + cstr("User:b")
-        + carray([cstr("User:c")])
-        + i64(1)
-        + i64(2)
-        + i64(3)
-        + cstr("t1")
-        + NO_TAGS
-    )
-    assert _meta(10, 0, token) == (
-        '{"type":"DELEGATION_TOKEN_RECORD","version":0,"data":{"owner":"User:a","requester":"User:b",'
-        '"renewers":["User:c"],"issueTimestamp":1,"maxTimestamp":2,"expirationTimestamp":3,"tokenId":"t1"}}'
-    )
-    scram = (
-        cstr("alice") + i8(1) + cbytes(b"salt") + cbytes(b"stored") + cbytes(b"server") + i32(4096) + NO_TAGS
-    )
-    assert _meta(11, 0, scram) == (
-        '{"type":"USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","mechanism":1,'
-        '"salt":"c2FsdA==","storedKey":"c3RvcmVk","serverKey":"c2VydmVy","iterations":4096}}'
-    )
-    # 3.3 read the same bytes with its own (never written) layout and failed
-    assert _meta(11, 0, scram, R33).startswith("Error at 7, skipping. ")
-    # AccessControlRecord (6) is gone from 4.0: an unknown id, but not a newer one
-    acl = _meta(6, 0, b"\x02" + cstr(None) + b"\x03" + cstr("User:x") + cstr("*") + b"\x04\x03" + NO_TAGS)
-    assert (
-        acl
-        == "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 6"
-    )
-    assert isinstance(acl, ErrorText) and not isinstance(acl, NewerRecordText)
-    assert _meta(
-        6, 0, b"\x02" + cstr(None) + b"\x03" + cstr("User:x") + cstr("*") + b"\x04\x03" + NO_TAGS, R33
-    ).startswith('{"type":"ACCESS_CONTROL_RECORD"')
-
-
-def test_new_versions_of_33_records() -> None:
-    broker_v2 = (
-        i32(1) + b"\x01" + U1 + i64(9) + carray([]) + carray([]) + cstr("r1") + b"\x00" + b"\x01" + NO_TAGS
-    )
-    assert _meta(0, 2, broker_v2) == (
-        '{"type":"REGISTER_BROKER_RECORD","version":2,"data":{"brokerId":1,"isMigratingZkBroker":true,"incarnationId":"'
-        + U1_TEXT
-        + '","brokerEpoch":9,"endPoints":[],"features":[],"rack":"r1","fenced":false,"inControlledShutdown":true}}'
-    )
-    # v3: LogDirs is tagged (tag 0) and printed only when not empty
-    broker_v3 = i32(1) + b"\x00" + U1 + i64(9) + carray([]) + carray([]) + cstr(None) + b"\x01" + b"\x00"
-    assert _meta(0, 3, broker_v3 + NO_TAGS).endswith(
-        '"rack":null,"fenced":true,"inControlledShutdown":false}}'
-    )
-    assert _meta(0, 3, broker_v3 + tags((0, carray([U1, U2])))).endswith(
-        f'"inControlledShutdown":false,"logDirs":["{U1_TEXT}","{U2_TEXT}"]}}}}'
-    )
-    partition_head = i32(0) + U2 + int32s(1, 2) + int32s(1) + int32s() + int32s() + i32(1)
-    p1 = partition_head + i32(5) + i32(6) + carray([U1, U1])
-    assert _meta(3, 1, p1 + NO_TAGS) == (
-        '{"type":"PARTITION_RECORD","version":1,"data":{"partitionId":0,"topicId":"'
-        + U2_TEXT
-        + '","replicas":[1,2],'
-        '"isr":[1],"removingReplicas":[],"addingReplicas":[],"leader":1,"leaderEpoch":5,"partitionEpoch":6,'
-        f'"directories":["{U1_TEXT}","{U1_TEXT}"]}}}}'
-    )
-    # v2: ELR (tag 1) and last known ELR (tag 2), nullable, default null; an empty list is not null
-    assert _meta(3, 2, p1 + tags((1, int32s(2)), (2, int32s()))).endswith(
-        '"partitionEpoch":6,"directories":["'
-        + U1_TEXT
-        + '","'
-        + U1_TEXT
-        + '"],"eligibleLeaderReplicas":[2],"lastKnownElr":[]}}'
-    )
-    # PartitionChangeRecord: v1 Directories (tag 8), v2 ELR (tags 6, 7), printed only when set
-    change = i32(4) + U2
-    assert _meta(5, 1, change + tags((8, carray([U1])))) == (
-        '{"type":"PARTITION_CHANGE_RECORD","version":1,"data":{"partitionId":4,"topicId":"' + U2_TEXT + '",'
-        '"directories":["' + U1_TEXT + '"]}}'
-    )
-    assert _meta(5, 2, change + tags((1, i32(3)), (6, int32s(3)), (7, int32s(1, 3)))) == (
-        '{"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":4,"topicId":"' + U2_TEXT + '",'
-        '"leader":3,"eligibleLeaderReplicas":[3],"lastKnownElr":[1,3]}}'
-    )
-    # tag 6 is not valid in version 1: the generated reader throws
-    assert (
-        _meta(5, 1, change + tags((6, int32s(3))))
-        == "Error at 7, skipping. Failed to deserialize record with type 5"
-    )
-    reg_change = i32(1) + i64(7) + tags((0, i8(1)), (2, carray([U2])))
-    assert _meta(17, 2, reg_change) == (
-        '{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":2,"data":{"brokerId":1,"brokerEpoch":7,"fenced":1,'
-        '"logDirs":["' + U2_TEXT + '"]}}'
-    )
-
-
-def test_records_newer_than_known() -> None:
-    unknown = _meta(29, 0, NO_TAGS)
-    assert (
-        unknown
-        == "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29"
-    )
-    assert isinstance(unknown, NewerRecordText)
-    assert unknown.reason == "metadata record type 29 (version 0) is newer than Kafka 4.0 knows"
-    # a newer version is read with 4.0's reader, as Kafka 4.0 does, and flagged
-    newer = _meta(20, 1, NO_TAGS)
-    assert newer == '{"type":"NO_OP_RECORD","version":1,"data":{}}'
-    assert isinstance(newer, NewerRecordText)
-    assert (
-        newer.reason
-        == "metadata record NO_OP_RECORD version 1 is newer than Kafka 4.0 knows (it reads versions 0 to 0)"
-    )
-    # for the 3.3 dialect what 4.0 added is newer, with a hint
-    old = _meta(24, 0, NO_TAGS, R33)
-    assert isinstance(old, NewerRecordText) and old.reason.endswith("; --kafka-release 4.0 decodes it")
-    assert not isinstance(_meta(20, 0, NO_TAGS), ErrorText)
-
-
-# --------------------------------------------------------------------------------------------------
-# KRaft control records
-
-
-def test_kraft_version_and_voters_control_records() -> None:
-    kraft = i16(0) + i16(1) + NO_TAGS
-    assert format_control_record(5, i16(0) + i16(5), kraft) == ' KRaftVersion {"version":0,"kRaftVersion":1}'
-    voter = (
-        i32(1)
-        + U1
-        + carray([cstr("CONTROLLER") + cstr("localhost") + struct.pack(">H", 9093) + NO_TAGS])
-        + i16(0)
-        + i16(1)
-        + NO_TAGS  # KRaftVersionFeature's own tagged fields
-        + NO_TAGS
-    )
-    voters = i16(0) + carray([voter]) + NO_TAGS
-    assert format_control_record(6, i16(0) + i16(6), voters) == (
-        ' KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"' + U1_TEXT + '","endpoints":'
-        '[{"name":"CONTROLLER","host":"localhost","port":9093}],'
-        '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}'
-    )
-    # Kafka 3.3 does not know types 5 and 6
-    assert format_control_record(5, i16(0) + i16(5), kraft, R33) == " controlType: UNKNOWN(5)"
-    assert format_control_record(7, i16(0) + i16(7), None) == " controlType: UNKNOWN(7)"
-    assert format_control_record(2, i16(0) + i16(2), b"") == " controlType: LEADER_CHANGE(2)"
-
-
-# --------------------------------------------------------------------------------------------------
-# __remote_log_metadata
-
-
-def _tip(name: str = "orders", topic_id: bytes = U1, partition: int = 3) -> bytes:
-    return cstr(name) + topic_id + i32(partition) + NO_TAGS
-
-
-def _segment_body(
-    start: int = 0, end: int = 99, epochs=((0, 0), (2, 50)), state: int = 1, custom=None, txn=False
-) -> bytes:
-    return (
-        i64(start)
-        + i64(end)
-        + i32(1)
-        + i64(1700000000999)
-        + i64(1700000001000)
-        + carray([i32(e) + i64(o) + NO_TAGS for e, o in epochs])
-        + i32(4096)
-        + cbytes(custom)
-        + i8(state)
-        + (tags((0, b"\x01")) if txn else NO_TAGS)
-    )
-
-
-SEG_ID = _tip() + U2 + NO_TAGS
-SEG_ID_TEXT = f"RemoteLogSegmentId{{topicIdPartition={U1_TEXT}:orders-3, id={U2_TEXT}}}"
-
-
-def _remote(api_key: int, body: bytes, version: int = 0) -> str:
-    return format_remote_log_metadata_record(11, frame(api_key, version, body))
-
-
-def test_remote_log_segment_metadata() -> None:
-    # the leader epochs go through a HashMap (the later of two equal epochs wins) and print as a TreeMap
-    text = _remote(0, SEG_ID + _segment_body(epochs=((2, 50), (0, 0), (2, 60)), custom=b"abc", txn=True))
-    assert text == (
-        f"RemoteLogSegmentMetadata{{remoteLogSegmentId={SEG_ID_TEXT}, startOffset=0, endOffset=99, brokerId=1, "
-        "maxTimestampMs=1700000000999, eventTimestampMs=1700000001000, segmentLeaderEpochs={0=0, 2=60}, "
-        "segmentSizeInBytes=4096, customMetadata=Optional[CustomMetadata{3 bytes}], state=COPY_SEGMENT_FINISHED, "
-        "txnIdxEmpty=true}"
-    )
-    update = SEG_ID + i32(2) + i64(5) + cbytes(None) + i8(3) + NO_TAGS
-    assert _remote(1, update) == (
-        f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={SEG_ID_TEXT}, customMetadata=Optional.empty, "
-        "state=DELETE_SEGMENT_FINISHED, eventTimestampMs=5, brokerId=2}"
-    )
-    delete = _tip("a.b", U2, 0) + i32(0) + i64(6) + i8(0) + NO_TAGS
-    assert _remote(2, delete) == (
-        f"RemotePartitionDeleteMetadata{{topicPartition={U2_TEXT}:a.b-0, state=DELETE_PARTITION_MARKED, "
-        "eventTimestampMs=6, brokerId=0}"
-    )
-    snapshot = U1 + _segment_body(start=-5, end=-9, state=2)  # the snapshot checks no offsets
-    assert _remote(3, snapshot) == (
-        f"RemoteLogSegmentMetadataSnapshot{{segmentId={U1_TEXT}, startOffset=-5, endOffset=-9, "
-        "maxTimestampMs=1700000000999, segmentLeaderEpochs={0=0, 2=50}, segmentSizeInBytes=4096, "
-        "customMetadata=Optional.empty, state=DELETE_SEGMENT_STARTED, txnIdxEmpty=false}"
-    )
+OC_KEY = key(1, OFFSET_COMMIT_KEY, {"group": "g", "topic": "t", "partition": 0})
 
 
 @pytest.mark.parametrize(
-    ("api_key", "body", "message"),
+    ("version", "data"),
     [
-        (
-            0,
-            SEG_ID + _segment_body(start=-1),
-            "Unexpected start offset = -1. StartOffset for a remote segment cannot be negative",
-        ),
-        (
-            0,
-            SEG_ID + _segment_body(start=10, end=9),
-            "Unexpected end offset = 9. EndOffset for a remote segment cannot be less than startOffset = 10",
-        ),
-        (0, SEG_ID + _segment_body(epochs=()), "segmentLeaderEpochs can not be null or empty"),
-        (0, SEG_ID + _segment_body(state=4), "state can not be null"),
-        (1, SEG_ID + i32(2) + i64(5) + cbytes(None) + i8(-1) + NO_TAGS, "state can not be null"),
-        (2, _tip() + i32(0) + i64(6) + i8(3) + NO_TAGS, "null"),  # Objects.requireNonNull without a message
-        (3, U1 + _segment_body(epochs=(), state=9), "state can not be null"),  # the state is checked first
-        (3, U1 + _segment_body(epochs=()), "segmentLeaderEpochs can not be null or empty"),
-        (2, _tip()[:-3], "Failed to deserialize record with type 2"),
-        (2, _tip() + i32(0) + i64(6) + i8(0) + NO_TAGS + b"zz", "Found 2 byte(s) of garbage after 2"),
+        (0, '{"offset":42,"metadata":"m","commitTimestamp":1000}'),
+        (1, '{"offset":42,"metadata":"m","commitTimestamp":1000,"expireTimestamp":2000}'),
+        (3, '{"offset":42,"leaderEpoch":7,"metadata":"m","commitTimestamp":1000}'),
+        (4, '{"offset":42,"leaderEpoch":7,"metadata":"m","commitTimestamp":1000}'),
     ],
 )
-def test_remote_log_metadata_errors(api_key: int, body: bytes, message: str) -> None:
-    text = _remote(api_key, body)
-    assert text == f"Error at offset 11, skipping. {message}"
-    assert isinstance(text, ErrorText) and not text.fatal and not isinstance(text, NewerRecordText)
-
-
-def test_remote_log_metadata_null_and_newer() -> None:
-    assert format_remote_log_metadata_record(4, None) == (
-        'Error at offset 4, skipping. Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
-        '"org.apache.kafka.common.record.Record.value()" is null'
+def test_offset_commit_json(version: int, data: str) -> None:
+    assert kafka4(OC_KEY, offset_commit(version)) == (
+        '{"type":"1","data":{"group":"g","topic":"t","partition":0}}',
+        f'{{"version":"{version}","data":{data}}}',
     )
-    newer = _remote(4, NO_TAGS)
-    assert (
-        newer
-        == "Error at offset 11, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 4"
+
+
+def test_offset_commit_tombstone_and_text_escaping() -> None:
+    k = key(0, OFFSET_COMMIT_KEY, {"group": 'g"\n\u00e9', "topic": "t", "partition": -1})
+    assert kafka4(k, None) == ('{"type":"0","data":{"group":"g\\"\\n\u00e9","topic":"t","partition":-1}}', "<DELETE>")
+
+
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_group_metadata_json_parses_consumer_protocol(version: int) -> None:
+    key_text, payload = kafka4(key(2, [F("group", "string")], {"group": "g"}), group_metadata(version))
+    assert key_text == '{"type":"2","data":{"group":"g"}}'
+    member = (
+        '{"memberId":"m1",'
+        + ('"groupInstanceId":null,' if version >= 3 else "")
+        + '"clientId":"c","clientHost":"/h",'
+        + ('"rebalanceTimeout":300,' if version >= 1 else "")
+        + '"sessionTimeout":45,'
+        '"subscription":{"topics":["a","b"],"userData":"AQI=","ownedPartitions":[{"topic":"a","partitions":[0,1]}]},'
+        '"assignment":{"assignedPartitions":[{"topic":"a","partitions":[1,0]}],"userData":"/w=="}}'
     )
-    assert isinstance(newer, NewerRecordText) and "type 4 (version 0) is newer than Kafka 4.0" in newer.reason
-    newer_version = _remote(2, _tip() + i32(0) + i64(6) + i8(0) + NO_TAGS, version=1)
-    assert newer_version.startswith("RemotePartitionDeleteMetadata{")
-    assert isinstance(newer_version, NewerRecordText)
-
-
-# --------------------------------------------------------------------------------------------------
-# __share_group_state
-
-
-def _share_key(record_type: int, group: str = "g1", partition: int = 0) -> bytes:
-    raw = group.encode()
-    return i16(record_type) + i16(len(raw)) + raw + U1 + i32(partition)  # not flexible: int16 lengths
-
-
-def _batch(first: int, last: int, state: int, count: int) -> bytes:
-    return i64(first) + i64(last) + i8(state) + i16(count) + NO_TAGS
-
-
-def test_share_group_state_records() -> None:
-    snapshot = (
-        i16(0)
-        + struct.pack(">H", 65535)
-        + i32(2)
-        + i32(3)
-        + i64(100)
-        + carray([_batch(100, 109, 2, 1)])
-        + NO_TAGS
-    )
-    key, payload = format_share_group_state_record(0, _share_key(0), snapshot)
-    assert key == '{"type":"0","data":{"groupId":"g1","topicId":"' + U1_TEXT + '","partition":0}}'
+    state = '"currentStateTimestamp":99,' if version >= 2 else ""
     assert payload == (
-        '{"type":"0","data":{"snapshotEpoch":65535,"stateEpoch":2,"leaderEpoch":3,"startOffset":100,'
-        '"stateBatches":[{"firstOffset":100,"lastOffset":109,"deliveryState":2,"deliveryCount":1}]}}'
-    )
-    update = i16(0) + struct.pack(">H", 1) + i32(-1) + i64(-1) + carray([]) + NO_TAGS
-    key, payload = format_share_group_state_record(1, _share_key(1, "g\u00e9", 7), update)
-    assert key == '{"type":"1","data":{"groupId":"g\u00e9","topicId":"' + U1_TEXT + '","partition":7}}'
-    assert (
-        payload
-        == '{"type":"0","data":{"snapshotEpoch":1,"leaderEpoch":-1,"startOffset":-1,"stateBatches":[]}}'
-    )
-    assert format_share_group_state_record(2, _share_key(1), None) == (
-        '{"type":"1","data":{"groupId":"g1","topicId":"' + U1_TEXT + '","partition":0}}',
-        "<DELETE>",
+        f'{{"version":"{version}","data":{{"protocolType":"consumer","generation":3,"protocol":"range",'
+        f'"leader":"m1",{state}"members":[{member}]}}}}'
     )
 
 
-def test_share_group_state_errors() -> None:
-    key, payload = format_share_group_state_record(3, b"\x00", None)
-    assert (key, payload) == ("Error at offset 3, skipping. Could not read version from key's buffer.", None)
-    key, payload = format_share_group_state_record(3, _share_key(0)[:-2], None)
+def test_group_metadata_json_subscription_versions_and_unparsable_bytes() -> None:
+    _, payload = kafka4(key(2, [F("group", "string")], {"group": "g"}), group_metadata(3, subscription_bytes=subscription(3)))
+    assert payload is not None
     assert (
-        key
-        == "Error at offset 3, skipping. Could not read record with version 0 from key's buffer due to: null."
+        '"subscription":{"topics":["a","b"],"userData":"AQI=","ownedPartitions":[{"topic":"a","partitions":[0,1]}],'
+        '"generationId":5,"rackId":"r"}' in payload
     )
-    key, payload = format_share_group_state_record(3, _share_key(0), b"\x00")
-    assert key == "Error at offset 3, skipping. Could not read version from value's buffer."
-    key, payload = format_share_group_state_record(3, _share_key(-1), None)
-    assert (key, payload) == ("Unknown record type -1 at offset 3, skipping.", None)
-    assert not isinstance(key, NewerRecordText)
-    # newer than 4.0: an unknown record type, or a value version above the highest
-    key, payload = format_share_group_state_record(4, _share_key(2), b"")
-    assert (key, payload) == ("Unknown record type 2 at offset 4, skipping.", None)
-    assert (
-        isinstance(key, NewerRecordText)
-        and key.reason == "share group state record type 2 is newer than Kafka 4.0 knows"
+    # bytes that do not parse stay bytes (base64), as Kafka swallows the exception
+    _, payload = kafka4(key(2, [F("group", "string")], {"group": "g"}), group_metadata(3, subscription_bytes=b"\x00"))
+    assert payload is not None and '"subscription":"AA=="' in payload
+    # other protocol types are not parsed at all
+    _, payload = kafka4(key(2, [F("group", "string")], {"group": "g"}), group_metadata(3, protocol_type="connect"))
+    assert payload is not None and '"subscription":"' + base64.b64encode(subscription(1)).decode() + '"' in payload
+
+
+MEMBER_ITEM = {
+    "instance_id": None,
+    "rack_id": "rack-1",
+    "client_id": "c",
+    "client_host": "/h",
+    "subscribed_topic_names": ["a"],
+    "subscribed_topic_regex": None,
+    "rebalance_timeout_ms": 300,
+    "server_assignor": "uniform",
+    "classic_member_metadata": None,
+}
+MEMBER_JSON = (
+    '"instanceId":null,"rackId":"rack-1","clientId":"c","clientHost":"/h","subscribedTopicNames":["a"],'
+    '"subscribedTopicRegex":null,"rebalanceTimeoutMs":300,"serverAssignor":"uniform"'
+)
+
+
+@pytest.mark.parametrize(
+    ("record_type", "key_fields", "key_item", "value_fields", "value_item", "value_json"),
+    [
+        (3, GROUP_KEY, {"group_id": "g"}, [F("Epoch", "int32")], {"epoch": 4}, '{"epoch":4}'),
+        (5, MEMBER_KEY, {"group_id": "g", "member_id": "m"}, MEMBER_METADATA_VALUE, MEMBER_ITEM, "{" + MEMBER_JSON + "}"),
+        (
+            5,
+            MEMBER_KEY,
+            {"group_id": "g", "member_id": "m"},
+            MEMBER_METADATA_VALUE,
+            {
+                **MEMBER_ITEM,
+                "classic_member_metadata": {
+                    "session_timeout_ms": 45000,
+                    "supported_protocols": [{"name": "range", "metadata": b"\x00\x01"}],
+                },
+            },
+            "{"
+            + MEMBER_JSON
+            + ',"classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range","metadata":"AAE="}]}}',
+        ),
+        (6, GROUP_KEY, {"group_id": "g"}, [F("AssignmentEpoch", "int32")], {"assignment_epoch": 9}, '{"assignmentEpoch":9}'),
+        (
+            8,
+            MEMBER_KEY,
+            {"group_id": "g", "member_id": "m"},
+            [
+                F("MemberEpoch", "int32"),
+                F("PreviousMemberEpoch", "int32"),
+                F("State", "int8"),
+                F("AssignedPartitions", "[]TopicPartitions", fields=TOPIC_PARTITIONS),
+                F("PartitionsPendingRevocation", "[]TopicPartitions", fields=TOPIC_PARTITIONS),
+            ],
+            {
+                "member_epoch": 3,
+                "previous_member_epoch": 2,
+                "state": 0,
+                "assigned_partitions": [{"topic_id": uuid_bytes(1), "partitions": [0, 2]}],
+                "partitions_pending_revocation": [],
+            },
+            '{"memberEpoch":3,"previousMemberEpoch":2,"state":0,"assignedPartitions":[{"topicId":"'
+            + uuid_text(1)
+            + '","partitions":[0,2]}],"partitionsPendingRevocation":[]}',
+        ),
+        (
+            15,
+            GROUP_KEY,
+            {"group_id": "g"},
+            [
+                F(
+                    "InitializedTopics",
+                    "[]TopicPartitionsInfo",
+                    fields=[F("TopicId", "uuid"), F("TopicName", "string"), F("Partitions", "[]int32")],
+                ),
+                F("DeletingTopics", "[]TopicInfo", fields=[F("TopicId", "uuid"), F("TopicName", "string")]),
+            ],
+            {
+                "initialized_topics": [{"topic_id": uuid_bytes(2), "topic_name": "t", "partitions": [1]}],
+                "deleting_topics": [{"topic_id": uuid_bytes(3), "topic_name": "u"}],
+            },
+            f'{{"initializedTopics":[{{"topicId":"{uuid_text(2)}","topicName":"t","partitions":[1]}}],'
+            f'"deletingTopics":[{{"topicId":"{uuid_text(3)}","topicName":"u"}}]}}',
+        ),
+        (
+            16,
+            [F("GroupId", "string"), F("RegularExpression", "string")],
+            {"group_id": "g", "regular_expression": "t.*"},
+            [F("Topics", "[]string"), F("Version", "int64"), F("Timestamp", "int64")],
+            {"topics": ["t1"], "version": 12, "timestamp": 13},
+            '{"topics":["t1"],"version":12,"timestamp":13}',
+        ),
+    ],
+)
+def test_consumer_and_share_group_records_json(
+    record_type: int, key_fields: list, key_item: dict, value_fields: list, value_item: dict, value_json: str
+) -> None:
+    k = key(record_type, key_fields, key_item)
+    v = encode(value_fields, 0, value_item, flexible=True)
+    key_json = json.dumps({"".join([n.split("_")[0]] + [p.title() for p in n.split("_")[1:]]): x for n, x in key_item.items()}, separators=(",", ":"))
+    assert kafka4(k, v) == (f'{{"type":"{record_type}","data":{key_json}}}', f'{{"version":"0","data":{value_json}}}')
+    assert kafka4(k, None) == (f'{{"type":"{record_type}","data":{key_json}}}', "<DELETE>")
+
+
+@pytest.mark.parametrize(
+    ("k", "v", "text", "newer"),
+    [
+        (struct.pack(">h", 17) + b"rest", b"", "Unknown record type 17 at offset 5, skipping.", True),
+        (struct.pack(">h", -2), None, "Unknown record type -2 at offset 5, skipping.", False),
+        (
+            key(3, GROUP_KEY, {"group_id": "g"}),
+            b"\x00\x01\x00",
+            "Error at offset 5, skipping. Found an unknown record version 1 for 3 type",
+            True,
+        ),
+        (
+            OC_KEY,
+            struct.pack(">h", 5),
+            "Error at offset 5, skipping. Found an unknown record version 5 for 1 type",
+            True,
+        ),
+        (
+            OC_KEY,
+            offset_commit(3)[:-3],
+            "Error at offset 5, skipping. Could not read record with version 3 from value's buffer due to: null.",
+            False,
+        ),
+        (b"\x00", None, "Error at offset 5, skipping. Could not read version from key's buffer.", False),
+        (OC_KEY, b"\x00", "Error at offset 5, skipping. Could not read version from value's buffer.", False),
+    ],
+)
+def test_records_kafka4_skips(k: bytes, v: bytes | None, text: str, newer: bool) -> None:
+    key_text, payload = kafka4(k, v)
+    assert (key_text, payload) == (text, None)
+    assert isinstance(key_text, ErrorText) and not key_text.fatal
+    assert (key_text.newer is not None) == newer
+
+
+# --------------------------------------------------------------------------------------------------
+# __consumer_offsets, Kafka 3.3's text for what 4.0 writes
+
+
+def test_kafka33_text_reads_the_flexible_versions() -> None:
+    assert format_offsets_record(5, OC_KEY, offset_commit(4)) == ("offset_commit::group=g,partition=t-0", "offset=42,metadata=m")
+    key_text, payload = format_offsets_record(5, key(2, [F("group", "string")], {"group": "g"}), group_metadata(4))
+    assert key_text == "group_metadata::group=g"
+    assert payload == '{"protocolType":"consumer","protocol":"range","generationId":3,"assignment":"{m1=[a-1, a-0]:FF}"}'
+
+
+def test_kafka33_text_has_none_for_new_record_types() -> None:
+    _, payload = format_offsets_record(5, key(3, GROUP_KEY, {"group_id": "g"}), None)
+    assert isinstance(payload, ErrorText) and payload.fatal
+    assert payload == "java.lang.IllegalStateException: Unknown group metadata message version: 3"
+    assert payload.newer == (
+        "ConsumerGroupMetadataKey (offsets record type 3) is newer than Kafka 3.3 knows; --kafka-release 4.0 decodes it"
     )
-    key, payload = format_share_group_state_record(5, _share_key(0), i16(1) + b"\x00" * 30)
-    assert (key, payload) == (
-        "Error at offset 5, skipping. Found an unknown record version 1 for 0 type",
-        None,
+    _, payload = format_offsets_record(5, struct.pack(">h", 17), None)
+    assert isinstance(payload, ErrorText) and payload.newer == "offsets record type 17 is newer than Kafka 4.0 knows"
+
+
+# --------------------------------------------------------------------------------------------------
+# __transaction_state
+
+
+def txn_value(version: int, state: int = 1, **kw: Any) -> bytes:
+    item = {
+        "producer_id": 15,
+        "previous_producer_id": 14,
+        "next_producer_id": -1,
+        "producer_epoch": 3,
+        "transaction_timeout_ms": 60000,
+        "transaction_status": state,
+        "transaction_partitions": [{"topic": "txn", "partition_ids": [0, 1]}] if state else None,
+        "transaction_last_update_timestamp_ms": 1234,
+        "transaction_start_timestamp_ms": 1000,
+        "client_transaction_version": 2,
+    }
+    item.update(kw)
+    return encode(TXN_VALUE, version, item, flexible=version >= 1)
+
+
+TXN_KEY_BYTES = key(0, TXN_KEY, {"transactional_id": "tx"})
+
+
+@pytest.mark.parametrize("kafka4_text", [False, True])
+@pytest.mark.parametrize("version", [0, 1])
+def test_transaction_value_versions(version: int, kafka4_text: bool) -> None:
+    assert format_transaction_record(0, TXN_KEY_BYTES, txn_value(version), kafka4=kafka4_text) == (
+        "transaction_metadata::transactionalId=tx",
+        "producerId:15,producerEpoch:3,state=Ongoing,partitions=[txn-0,txn-1],txnLastUpdateTimestamp=1234,"
+        "txnTimeoutMs=60000",
     )
-    assert isinstance(key, NewerRecordText)
-    fatal, _ = format_share_group_state_record(6, None, b"")
-    assert isinstance(fatal, ErrorText) and fatal.fatal
-    assert (
-        "Failed to decode message at offset 6 using share group state topic decoder (message had a missing key)"
-        in fatal
+    _, payload = format_transaction_record(0, TXN_KEY_BYTES, txn_value(version, state=0), kafka4=kafka4_text)
+    assert payload is not None and "state=Empty,partitions=[]," in payload
+
+
+def test_transaction_unknown_versions() -> None:
+    k1 = key(1, TXN_KEY, {"transactional_id": "tx"})
+    key_text, payload = format_transaction_record(0, k1, txn_value(1), kafka4=True)
+    assert (key_text, payload) == ("unknown::version=1", None)
+    assert isinstance(key_text, ErrorText) and not key_text.fatal and key_text.newer
+    _, payload = format_transaction_record(0, k1, txn_value(1))
+    assert isinstance(payload, ErrorText) and payload.fatal  # 3.3's tool dies on it
+    for kafka4_text in (False, True):
+        _, payload = format_transaction_record(0, TXN_KEY_BYTES, struct.pack(">h", 2) + txn_value(1)[2:], kafka4=kafka4_text)
+        assert payload == "java.lang.IllegalStateException: Unknown version 2 from the transaction log message value"
+        assert isinstance(payload, ErrorText) and payload.fatal
+        assert payload.newer == "transaction log value version 2 is newer than Kafka 4.0 knows"
+    # a client transaction version Kafka 4.0 does not know fails its TransactionVersion lookup
+    _, payload = format_transaction_record(0, TXN_KEY_BYTES, txn_value(1, client_transaction_version=3), kafka4=True)
+    assert payload == "java.lang.IllegalArgumentException: No feature:transaction.version with feature level 3"
+    assert format_transaction_record(0, TXN_KEY_BYTES, txn_value(1, client_transaction_version=3))[1] == (
+        format_transaction_record(0, TXN_KEY_BYTES, txn_value(1))[1]
     )
 
 
 # --------------------------------------------------------------------------------------------------
-# Through the command line: segments written by our writer
+# dump-log: a record newer than the decoders know
 
 
-def _segment(tmp_path: Path, topic: str, kvs: list[tuple[bytes | None, bytes | None]]) -> Path:
-    records = [Record(i, 1700000000000 + i, k, v, ()) for i, (k, v) in enumerate(kvs)]
-    w = SegmentWriter(tmp_path / topic, 0)
-    w.append(encode_v2_batch(records), len(records) - 1, records[-1].timestamp, len(records) - 1)
-    w.close()
-    return w.path
+def _segment(tmp_path: Path, records: list[tuple[bytes | None, bytes | None]]) -> str:
+    path = tmp_path / "00000000000000000000.log"
+    batch = encode_v2_batch([Record(i, 1000 + i, k, v, (), -1) for i, (k, v) in enumerate(records)], 0)
+    path.write_bytes(batch)
+    return str(path)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "KAFKATOOL_KAFKA_RELEASE"}
-    return subprocess.run(
-        [sys.executable, "-m", "kafkatool", *args], capture_output=True, env=env, timeout=120
-    )
+def _dump(path: str, **kw: Any) -> tuple[str, str, int]:
+    out, err = io.BytesIO(), io.BytesIO()
+    result = dump_files([path], DumpOptions(**kw), out, err)
+    return out.getvalue().decode(), err.getvalue().decode(), result.exit_code
 
 
-def test_cli_remote_log_metadata_decoder(tmp_path: Path) -> None:
-    delete = frame(2, 0, _tip() + i32(0) + i64(6) + i8(2) + NO_TAGS)
-    log = _segment(tmp_path, "__remote_log_metadata-0", [(None, delete), (None, frame(9, 0, b""))])
-    p = _cli("dump-log", "--files", str(log), "--remote-log-metadata-decoder")
-    lines = p.stdout.decode().splitlines()
-    assert lines[3].endswith(
-        f"headerKeys: [] payload: RemotePartitionDeleteMetadata{{topicPartition={U1_TEXT}:orders-3, "
-        "state=DELETE_PARTITION_FINISHED, eventTimestampMs=6, brokerId=0}"
-    )
-    assert lines[4].endswith(
-        "payload: Error at offset 1, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: "
-        "Unknown metadata id 9"
-    )
-    assert p.stderr.decode() == (
-        f"kafkatool: {log}: offset 1: remote log metadata record type 9 (version 0) is newer than Kafka 4.0 knows\n"
-    )
-    assert p.returncode == 1
-    j = _cli(
-        "dump-log", "--files", str(log), "--remote-log-metadata-decoder", "--format", "ndjson", "--records"
-    )
-    objs = [line for line in j.stdout.decode().splitlines() if '"type":"record"' in line]
-    assert '"value_decoded":"RemotePartitionDeleteMetadata{topicPartition=' in objs[0]
-    assert '"kind":"newer_record"' in j.stdout.decode() and j.returncode == 1
+def test_dump_log_newer_offsets_record_one_line_exit_1(tmp_path: Path) -> None:
+    path = _segment(tmp_path, [(OC_KEY, offset_commit(3)), (struct.pack(">h", 17), b"\x00\x00"), (struct.pack(">h", 18), None)])
+    out, err, rc = _dump(path, payload_decoder="offsets", kafka_release="4.0")
+    assert "key: Unknown record type 17 at offset 1, skipping.\n" in out
+    assert "key: Unknown record type 18 at offset 2, skipping.\n" in out
+    assert rc == 1 and len(err.splitlines()) == 1
+    assert err.startswith(f"kafkatool: {path}: offset 1: offsets record type 17 is newer than Kafka 4.0 knows")
+    assert err.endswith(" (and 1 more record)\n")
 
 
-def test_cli_share_group_state_decoder(tmp_path: Path) -> None:
-    snapshot = i16(0) + struct.pack(">H", 0) + i32(0) + i32(0) + i64(5) + carray([]) + NO_TAGS
-    log = _segment(tmp_path, "__share_group_state-0", [(_share_key(0), snapshot), (_share_key(1), None)])
-    p = _cli("dump-log", "--files", str(log), "--share-group-state-decoder")
-    lines = p.stdout.decode().splitlines()
-    assert lines[3].endswith(
-        'headerKeys: [] key: {"type":"0","data":{"groupId":"g1","topicId":"' + U1_TEXT + '","partition":0}} '
-        'payload: {"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":5,"stateBatches":[]}}'
-    )
-    assert lines[4].endswith('"partition":0}} payload: <DELETE>')
-    assert (p.stderr, p.returncode) == (b"", 0)
-    both = _cli("dump-log", "--files", str(log), "--share-group-state-decoder", "--offsets-decoder")
-    assert both.returncode == 2 and both.stderr.decode().count("\n") == 1
-    keyless = _segment(tmp_path / "x", "__share_group_state-1", [(None, snapshot)])
-    p = _cli("dump-log", "--files", str(keyless), "--share-group-state-decoder")
-    assert p.returncode == 1 and p.stderr.decode().startswith("kafkatool: ") and p.stderr.count(b"\n") == 1
-    assert b"(message had a missing key)" in p.stderr
+def test_dump_log_newer_transaction_value_one_line_exit_1(tmp_path: Path) -> None:
+    newer = struct.pack(">h", 2) + txn_value(1)[2:]
+    path = _segment(tmp_path, [(TXN_KEY_BYTES, txn_value(1)), (TXN_KEY_BYTES, newer)])
+    for release in ("3.3", "4.0"):
+        out, err, rc = _dump(path, payload_decoder="transaction", kafka_release=release)
+        assert "state=Ongoing" in out and "Traceback" not in err
+        assert rc == 1 and len(err.splitlines()) == 1
+        assert "offset 1: transaction log value version 2 is newer than Kafka 4.0 knows" in err
 
 
-def test_cli_kafka_release_33_on_a_40_metadata_log() -> None:
-    _require_k4()
-    path = str(K4_LOGS / K4_METADATA[1])
-    p = _cli("--kafka-release", "3.3", "dump-log", "--files", path, "--cluster-metadata-decoder")
-    assert p.returncode == 1 and p.stderr.decode().count("\n") == 1
-    assert "newer than Kafka 3.3 knows" in p.stderr.decode()
-    p = _cli("--kafka-release", "4.0", "dump-log", "--files", path, "--cluster-metadata-decoder")
-    exp = (K4_DUMP / K4_METADATA[1] / "cluster-metadata-decoder.out").read_bytes()
-    assert (p.stdout, p.stderr, p.returncode) == (exp.replace(b"<KAFKA_LOGS>", str(K4_LOGS).encode()), b"", 0)
+def test_dump_log_newer_then_fatal_is_still_one_line(tmp_path: Path) -> None:
+    path = _segment(tmp_path, [(key(1, TXN_KEY, {"transactional_id": "tx"}), None), (None, b"x")])
+    out, err, rc = _dump(path, payload_decoder="transaction", kafka_release="4.0")
+    assert "key: unknown::version=1\n" in out
+    assert rc == 1 and len(err.splitlines()) == 1
+    assert "record at offset 1 cannot be decoded" in err and "before that, offset 0: " in err
 
 
-def test_new_decoders_never_raise_on_garbage() -> None:
-    """Mutated and truncated records: always text (Kafka's error sentence), never an exception."""
+def test_dump_log_json_has_the_decoded_payloads(tmp_path: Path) -> None:
+    path = _segment(tmp_path, [(OC_KEY, offset_commit(4)), (OC_KEY, None)])
+    out, _, rc = _dump(path, payload_decoder="offsets", kafka_release="4.0", output="ndjson", per_record=True)
+    first = json.loads(out.splitlines()[1])  # after the file object
+    assert first["key_decoded"] == '{"type":"1","data":{"group":"g","topic":"t","partition":0}}'
+    assert json.loads(first["value_decoded"]) == {
+        "version": "4",
+        "data": {"offset": 42, "leaderEpoch": 7, "metadata": "m", "commitTimestamp": 1000},
+    }
+    out, _, _ = _dump(path, payload_decoder="offsets", kafka_release="3.3", output="ndjson", per_record=True)
+    assert json.loads(out.splitlines()[1])["value_decoded"] == "offset=42,metadata=m"
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka 4.0's JSON agrees with what Kafka 3.3.1's own tool printed for the same real records
+
+_LINE = re.compile(r"^\| offset: (\d+) .*? key: (.*?)(?: payload: (.*))?$")
+_ASSIGNED = re.compile(r"([^{},=]+)=\[([^\]]*)\](?::([0-9A-F]*))?")
+
+
+def _records_of(text: str) -> dict[int, tuple[str, str | None]]:
+    return {int(m[1]): (m[2], m[3]) for m in map(_LINE.match, text.splitlines()) if m}
+
+
+def _from_kafka33(key_text: str, payload: str | None) -> tuple:
+    """What Kafka 3.3.1's text says about a record, in comparable form."""
+    if key_text.startswith("offset_commit::"):
+        group, _, tp = key_text[len("offset_commit::group=") :].partition(",partition=")
+        topic, _, partition = tp.rpartition("-")
+        if payload == "<DELETE>":
+            return ("commit", group, topic, int(partition), None)
+        assert payload is not None
+        offset, _, metadata = payload[len("offset=") :].partition(",metadata=")
+        return ("commit", group, topic, int(partition), (int(offset), metadata))
+    group = key_text[len("group_metadata::group=") :]
+    if payload == "<DELETE>":
+        return ("group", group, None)
+    assert payload is not None
+    g = json.loads(payload)
+    members = {}
+    for member, parts, user_data in _ASSIGNED.findall(g["assignment"]):
+        members[member] = (sorted(p for p in parts.split(", ") if p), user_data or "")
+    return ("group", group, (g["protocolType"], g["protocol"], g["generationId"], members))
+
+
+def _from_kafka40(key_text: str, payload: str | None) -> tuple:
+    """The same facts from our Kafka 4.0 JSON text."""
+    k = json.loads(key_text)
+    v = None if payload in (None, "<DELETE>") else json.loads(payload)["data"]  # type: ignore[arg-type]
+    if k["type"] in ("0", "1"):
+        d = k["data"]
+        return ("commit", d["group"], d["topic"], d["partition"], None if v is None else (v["offset"], v["metadata"]))
+    assert k["type"] == "2"
+    if v is None:
+        return ("group", k["data"]["group"], None)
+    members = {}
+    for m in v["members"]:
+        a = m["assignment"]
+        if isinstance(a, dict):  # a consumer group's assignment, parsed
+            parts = sorted(f"{p['topic']}-{i}" for p in a["assignedPartitions"] for i in p["partitions"])
+            user_data = base64.b64decode(a["userData"]).hex().upper().lstrip("0") if a["userData"] else ""
+            members[m["memberId"]] = (parts, user_data)
+    return ("group", k["data"]["group"], (v["protocolType"], v["protocol"], v["generation"], members))
+
+
+def test_kafka4_json_agrees_with_kafka33_goldens_on_real_records() -> None:
+    from tests.conftest import GOLDENS, KAFKA_LOGS, require_fixtures
+    from tests.goldens import load_manifest, run_golden
+
+    require_fixtures()
+    compared = 0
+    for g in load_manifest(GOLDENS, "4.0"):
+        if g.mode != "offsets" or g.rc != 0:
+            continue
+        expected33 = _records_of(g.expected(KAFKA_LOGS)[0].decode())
+        out, _, rc = run_golden(g, KAFKA_LOGS)
+        ours40 = _records_of(out.decode())
+        assert rc == 0 and ours40.keys() == expected33.keys(), g.id
+        for offset, (key_text, payload) in expected33.items():
+            assert _from_kafka40(*ours40[offset]) == _from_kafka33(key_text, payload), f"{g.id} offset {offset}"
+            compared += 1
+    assert compared > 10000
+
+
+def test_kafka4_texts_never_raise_on_mutated_records() -> None:
+    """Damaged and random bytes give text or an ErrorText, never an exception (a fixed seed)."""
     import random
 
-    rng = random.Random(20251124)
+    from kafkatool.log.decoders.offsets import _fast_offset_commit, _format_json
+
+    rng = random.Random(4)
+    checked = 0
     seeds = [
-        frame(
-            0,
-            3,
-            i32(1) + b"\x00" + U1 + i64(9) + carray([]) + carray([]) + cstr(None) + b"\x01\x00" + NO_TAGS,
-        ),
-        frame(5, 2, i32(4) + U2 + tags((1, i32(3)), (6, int32s(3)), (7, int32s(1, 3)))),
-        frame(
-            27,
-            0,
-            i32(1) + U1 + b"\x01" + carray([]) + carray([cstr("f") + i16(0) + i16(1) + NO_TAGS]) + NO_TAGS,
-        ),
-        frame(0, 0, SEG_ID + _segment_body(custom=b"x", txn=True)),
-        frame(3, 0, U1 + _segment_body()),
-        _share_key(0),
-        i16(0) + struct.pack(">H", 1) + i32(2) + i32(3) + i64(100) + carray([_batch(1, 2, 0, 1)]) + NO_TAGS,
+        OC_KEY,
+        offset_commit(4),
+        offset_commit(3),
+        offset_commit(2),
+        offset_commit(1),
+        offset_commit(0, metadata="\u00e9\"x"),
+        group_metadata(4),
+        group_metadata(0),
+        key(5, MEMBER_KEY, {"group_id": "g", "member_id": "m"}),
+        encode(MEMBER_METADATA_VALUE, 0, {**MEMBER_ITEM, "classic_member_metadata": {"session_timeout_ms": 1, "supported_protocols": []}}, flexible=True),
+        TXN_KEY_BYTES,
+        txn_value(1),
     ]
-    for _ in range(3000):
-        base = bytearray(rng.choice(seeds))
-        for _ in range(rng.randint(0, 4)):
-            if base and rng.random() < 0.6:
-                base[rng.randrange(len(base))] = rng.randrange(256)
-            elif base:
-                del base[rng.randrange(len(base)) :]
-        blob = bytes(base)
+    for blob in mutations(rng, seeds, 3000, min_edits=1):
         other = rng.choice(seeds)
-        assert isinstance(format_metadata_record(1, blob), str)
-        assert isinstance(format_metadata_record(1, blob, R33), str)
-        assert isinstance(format_remote_log_metadata_record(1, blob), str)
-        for key, value in ((blob, other), (other, blob), (blob, None)):
-            k, v = format_share_group_state_record(1, key, value)
-            assert isinstance(k, str) and (v is None or isinstance(v, str))
-        assert isinstance(format_control_record(6, i16(0) + i16(rng.randrange(0, 8)), blob), str)
+        if len(blob) >= 2 and rng.random() < 0.5:
+            blob = struct.pack(">h", rng.randrange(-1, 18)) + blob[2:]
+        for result in (
+            format_offsets_record(1, blob, other, kafka4=True),
+            format_offsets_record(1, other, blob, kafka4=True),
+            format_offsets_record(1, blob, blob),
+            format_transaction_record(1, blob, other, kafka4=True),
+            format_transaction_record(1, other, blob, kafka4=True),
+        ):
+            assert isinstance(result, tuple) and len(result) == 2
+            assert all(part is None or isinstance(part, str) for part in result)
+        # the shortcut for plain offset commits gives what the spec-driven reader gives
+        for k, v in ((blob, other), (other, blob), (OC_KEY, blob)):
+            fast = _fast_offset_commit(k, v, kafka4=True)
+            if fast is not None:
+                checked += 1
+                assert fast == _format_json(1, k, v), (k, v)
+    assert checked > 100

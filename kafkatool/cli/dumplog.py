@@ -12,8 +12,9 @@ from kafkatool.ops.dumplog import DumpOptions, dump_files
 
 HELP = """Dump segment, index, snapshot and checkpoint files, as Kafka's kafka-dump-log.sh does.
 
-Default text output is byte-for-byte what Kafka 3.3's tool prints; --format json|ndjson emits one
-object per batch (records nested with --deep-iteration) or per record with --records.
+Default text output is byte-for-byte what Kafka 4.0's tool prints, or Kafka 3.3's with
+--kafka-release 3.3 (the offsets decoder's JSON, producer snapshots); --format json|ndjson emits
+one object per batch (records nested with --deep-iteration) or per record with --records.
 
 \b
 Examples:
@@ -22,6 +23,7 @@ Examples:
   kafkatool dump-log --files __consumer_offsets-7/00000000000000000000.log --offsets-decoder
   kafkatool dump-log --files 00000000000000000000.index,00000000000000000000.timeindex --verify-index-only
   kafkatool dump-log --files 00000000000000000000.log --deep-iteration --format ndjson --records
+  kafkatool dump-log --kafka-release 3.3 --files 00000000000000000000.snapshot
 """
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import functools
 import json
 import os
 import re
@@ -20,7 +21,7 @@ import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from kafkatool.log.checkpoint import (
     CheckpointError,
@@ -35,6 +36,7 @@ from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
 from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops.safety import file_identity, identity_changed
+from kafkatool.release import Release, parse_release, text_release
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -119,8 +121,15 @@ class DumpOptions:
     output: str = "text"  # text | json | ndjson
     per_record: bool = False  # JSON: one object per record instead of per batch
     jobs: int = 0  # processes for deep/print text on big logs (0: one per CPU; 1: this process only)
+    #: whose tool text to print (3.3 or 4.0, or a string naming one; see kafkatool.release);
+    #: None: the process-wide choice.  A Release after construction.
+    kafka_release: Release | str | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.kafka_release, str):
+            self.kafka_release = parse_release(self.kafka_release)
+        elif self.kafka_release is None:
+            self.kafka_release = text_release()
         if self.payload_decoder:
             self.print_data_log = True
         if self.print_data_log or self.verify_index_only or self.index_sanity_check:
@@ -132,6 +141,17 @@ class DumpOptions:
         if self.key_decoder != "string" or self.value_decoder != "string":
             self.print_data_log = True
             self.deep_iteration = True
+
+    @property
+    def release(self) -> Release:
+        """The Kafka release whose text is printed (`kafka_release` once resolved)."""
+        rel = self.kafka_release
+        return rel if isinstance(rel, Release) else parse_release(rel) if rel else text_release()
+
+    @property
+    def kafka4(self) -> bool:
+        """Print Kafka 4.0's text (else 3.3's)."""
+        return self.release.at_least("4.0")
 
 
 @dataclass
@@ -173,58 +193,105 @@ class DumpResult:
 # ---------------------------------------------------------------------------------------------
 
 Parser = Callable[[Record], tuple[bytes | None, bytes | None]]
+#: Called with (offset, reason) for each record newer than the decoders' release knows that Kafka's
+#: tool prints and goes on from (`ErrorText.newer`).
+NewerSink = Callable[[int, str], None]
 
 
-def make_parser(opts: DumpOptions, on_newer: Callable[[int, str], None] | None = None) -> Parser:
-    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes.
+#: A payload formatter over (offset, key, value), as chosen for the options.
+KeyedFormatter = Callable[[int, bytes | None, bytes | None], tuple[str | None, str | None]]
+#: A payload formatter over (offset, value), for topics whose records have no key.
+ValueFormatter = Callable[[int, bytes | None], str]
 
-    `on_newer(offset, reason)` hears of records newer than the decoder's Kafka release knows.
-    """
-    if opts.payload_decoder in ("offsets", "transaction"):
-        if opts.payload_decoder == "offsets":
-            from kafkatool.log.decoders.offsets import format_offsets_record as fmt
-        else:
-            from kafkatool.log.decoders.transactions import format_transaction_record as fmt
-        needs_key = opts.payload_decoder == "offsets"
 
-        def parse_internal(r: Record) -> tuple[bytes | None, bytes | None]:
-            if needs_key and r.key is None:
+def _keyed_parser(
+    load: Callable[[DumpOptions], KeyedFormatter], missing_key: str | None
+) -> Callable[[DumpOptions, NewerSink], Parser]:
+    """A parser over a keyed internal topic's formatter (`load` imports it when used).  `missing_key`
+    names the decoder in Kafka's error for a record without a key; None where the formatter says it."""
+
+    def make(opts: DumpOptions, newer: NewerSink) -> Parser:
+        fmt = load(opts)
+
+        def parse(r: Record) -> tuple[bytes | None, bytes | None]:
+            if r.key is None and missing_key is not None:
                 raise LogFormatError(
-                    f"Failed to decode message at offset {r.offset} using offset topic decoder "
+                    f"Failed to decode message at offset {r.offset} using {missing_key} decoder "
                     "(message had a missing key)"
                 )
             k, v = fmt(r.offset, r.key, r.value)
-            _check_fatal(r.offset, k, v, on_newer=on_newer)
+            _check(r.offset, newer, k, v)
             return _enc(k), _enc(v)
 
-        return parse_internal
-    if opts.payload_decoder == "cluster-metadata":
-        from kafkatool.log.decoders.metadata import format_metadata_record
+        return parse
 
-        def parse_meta(r: Record) -> tuple[bytes | None, bytes | None]:
-            v = format_metadata_record(r.offset, r.value)
-            _check_fatal(r.offset, v, on_newer=on_newer)
+    return make
+
+
+def _value_parser(load: Callable[[DumpOptions], ValueFormatter]) -> Callable[[DumpOptions, NewerSink], Parser]:
+    """A parser over the formatter of a topic whose records carry no key (Kafka prints none)."""
+
+    def make(opts: DumpOptions, newer: NewerSink) -> Parser:
+        fmt = load(opts)
+
+        def parse(r: Record) -> tuple[bytes | None, bytes | None]:
+            v = fmt(r.offset, r.value)
+            _check(r.offset, newer, v)
             return None, _enc(v)
 
-        return parse_meta
-    if opts.payload_decoder == "remote-log-metadata":
-        from kafkatool.log.decoders.remote_log_metadata import format_remote_log_metadata_record
+        return parse
 
-        def parse_remote(r: Record) -> tuple[bytes | None, bytes | None]:
-            v = format_remote_log_metadata_record(r.offset, r.value)
-            _check_fatal(r.offset, v, on_newer=on_newer)
-            return None, _enc(v)
+    return make
 
-        return parse_remote
-    if opts.payload_decoder == "share-group-state":
-        from kafkatool.log.decoders.share_group_state import format_share_group_state_record
 
-        def parse_share(r: Record) -> tuple[bytes | None, bytes | None]:
-            k, v = format_share_group_state_record(r.offset, r.key, r.value)
-            _check_fatal(r.offset, k, v, on_newer=on_newer)
-            return _enc(k), _enc(v)
+def _offsets(opts: DumpOptions) -> KeyedFormatter:
+    from kafkatool.log.decoders.offsets import format_offsets_record
 
-        return parse_share
+    return functools.partial(format_offsets_record, kafka4=opts.kafka4)
+
+
+def _transactions(opts: DumpOptions) -> KeyedFormatter:
+    from kafkatool.log.decoders.transactions import format_transaction_record
+
+    return functools.partial(format_transaction_record, kafka4=opts.kafka4)
+
+
+def _cluster_metadata(opts: DumpOptions) -> ValueFormatter:
+    from kafkatool.log.decoders.metadata import format_metadata_record
+
+    return functools.partial(format_metadata_record, rel=opts.release)
+
+
+def _remote_log_metadata(opts: DumpOptions) -> ValueFormatter:  # Kafka 4.0's text on every release
+    from kafkatool.log.decoders.remote_log_metadata import format_remote_log_metadata_record
+
+    return format_remote_log_metadata_record
+
+
+def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on every release
+    from kafkatool.log.decoders.share_group_state import format_share_group_state_record
+
+    return cast(KeyedFormatter, format_share_group_state_record)  # keyless records are refused first
+
+
+#: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
+PAYLOAD_PARSERS: dict[str, Callable[[DumpOptions, NewerSink], Parser]] = {
+    "offsets": _keyed_parser(_offsets, "offset topic"),
+    "transaction": _keyed_parser(_transactions, None),
+    "cluster-metadata": _value_parser(_cluster_metadata),
+    "remote-log-metadata": _value_parser(_remote_log_metadata),
+    "share-group-state": _keyed_parser(_share_group_state, "share group state topic"),
+}
+
+
+def make_parser(opts: DumpOptions, newer: NewerSink | None = None) -> Parser:
+    """The record → (key text, payload text) function for the chosen decoders, as UTF-8 bytes.
+
+    Records newer than the decoders' Kafka release knows, which Kafka's tool prints a line for and goes
+    on, are told to `newer` with the reason.
+    """
+    if opts.payload_decoder is not None:
+        return PAYLOAD_PARSERS[opts.payload_decoder](opts, newer or (lambda _offset, _reason: None))
     kdec = VALUE_DECODERS[opts.key_decoder]
     vdec = VALUE_DECODERS[opts.value_decoder]
 
@@ -240,30 +307,31 @@ def _enc(s: str | None) -> bytes | None:
     return None if s is None else s.encode("utf-8", "replace")
 
 
-def _check_fatal(offset: int, *texts: str | None, on_newer: Callable[[int, str], None] | None = None) -> None:
-    """Kafka's parser threw here (its tool dies): stop the file with one line saying why.
-
-    A record newer than the decoder knows is printed as Kafka prints it and told to `on_newer`.
-    """
-    from kafkatool.log.decoders import ErrorText, NewerRecordText
+def _check(offset: int, newer: NewerSink, *texts: str | None) -> None:
+    """Kafka's parser threw here (its tool dies): stop the file with one line saying why.  A record
+    Kafka prints and goes on from that is newer than the decoders' release knows goes to `newer`."""
+    from kafkatool.log.decoders import ErrorText
 
     for t in texts:
-        if isinstance(t, ErrorText) and t.fatal:
-            raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
-        if isinstance(t, NewerRecordText) and on_newer is not None:
-            on_newer(offset, t.reason)
+        if isinstance(t, ErrorText):
+            if t.fatal:
+                if t.newer:
+                    raise LogFormatError(f"record at offset {offset}: {t.newer}: {t}")
+                raise LogFormatError(f"record at offset {offset} cannot be decoded: {t}")
+            if t.newer:
+                newer(offset, t.newer)
 
 
-def control_text(r: Record) -> bytes:
-    """The text Kafka prints after a control record's metadata."""
+def control_text(r: Record, rel: Release | None = None) -> bytes:
+    """The text Kafka (release `rel`, default the chosen one) prints after a control record's metadata."""
     from kafkatool.log.decoders.metadata import format_control_record
 
     key = r.key or b""
     if len(key) < 4:
         return b" controlType: UNKNOWN(-1)"
     _version, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    text = format_control_record(ctype, key, r.value)
-    _check_fatal(r.offset, text)
+    text = format_control_record(ctype, key, r.value, rel)
+    _check(r.offset, lambda _o, _w: None, text)
     return text.encode("utf-8", "replace")
 
 
@@ -354,8 +422,8 @@ class LogDumper:
         self.err = err
         self.result = DumpResult()
         self.deferred = _Stderr()
-        self.newer: list[tuple[int, str]] = []  # records of the current file newer than the decoder knows
-        self.parser = make_parser(opts, lambda offset, reason: self.newer.append((offset, reason)))
+        self._newer: list[tuple[int, str]] = []  # (offset, reason): records of this file newer than known
+        self.parser = make_parser(opts, lambda offset, reason: self._newer.append((offset, reason)))
         self._plain_strings = (
             opts.payload_decoder is None and opts.key_decoder == "string" and opts.value_decoder == "string"
         )
@@ -379,6 +447,8 @@ class LogDumper:
         self._json_first = False
 
     def problem(self, file: str, kind: str, message: str, *, to_stderr: bool = True, fatal: bool = True) -> None:
+        if fatal and self._newer and kind != "newer_record":
+            message += f"; before that, {self._newer_summary()}"  # still one line for the file
         self.result.problems.append(Problem(file, kind, message, fatal))
         if self.json:
             self._emit({"type": "problem", "file": file, "kind": kind, "message": message})
@@ -447,16 +517,21 @@ class LogDumper:
             raise
         except OSError as exc:
             self.problem(shown, "io", f"{shown}: {exc.strerror}" if exc.strerror else f"{exc}")
-        self._report_newer(shown)
+        finally:
+            self._report_newer(shown)
+
+    def _newer_summary(self) -> str:
+        """The records of this file newer than the decoders know, in a few words (and forget them)."""
+        (offset, reason), n = self._newer[0], len(self._newer) - 1
+        self._newer.clear()
+        more = f" (and {n} more record{'s' if n > 1 else ''})" if n else ""
+        return f"offset {offset}: {reason}{more}"
 
     def _report_newer(self, shown: str) -> None:
-        """One line for a file's records that are newer than the decoder knows (printed as Kafka would)."""
-        if self.newer:
-            offset, reason = self.newer[0]
-            n = len(self.newer) - 1
-            more = f" (and {n} more record{'s' if n > 1 else ''})" if n else ""
-            self.problem(shown, "newer_record", f"{shown}: offset {offset}: {reason}{more}")
-            self.newer.clear()
+        """One line for the records of a file that are newer than the decoders know (exit 1); Kafka's
+        tool printed them and went on, and so did we."""
+        if self._newer:
+            self.problem(shown, "newer_record", f"{shown}: {self._newer_summary()}")
 
     # -- .log / KRaft .checkpoint --------------------------------------------------------------
     def dump_log(self, path: Path, shown: str) -> None:
@@ -660,7 +735,7 @@ class LogDumper:
                         r[6],
                     )
                 if control:
-                    line += control_text(r)
+                    line += control_text(r, self.opts.release)
                 sep = b" "
             if printing:
                 kt, vt = parser(r)
@@ -918,11 +993,18 @@ class LogDumper:
 
     # -- .snapshot / .txnindex -------------------------------------------------------------
     def dump_producer_snapshot(self, path: Path, shown: str) -> None:
+        kafka4 = self.opts.kafka4
         try:
             entries = read_producer_snapshot(path.read_bytes())
         except CorruptSnapshotError as exc:
-            self.problem(shown, "corrupt_snapshot", str(exc), fatal=False)
+            message = str(exc)
+            if kafka4 and message.startswith("Snapshot contained an unknown file version"):
+                # 4.0 checks the version inside the block that wraps every failure in this prefix
+                message = "Snapshot failed schema validation: " + message
+            self.problem(shown, "corrupt_snapshot", message, fatal=False)
             return
+        # Kafka 3.3 prints a Scala Option, 4.0 a java.util.OptionalLong
+        some, none = ("OptionalLong[%d]", "OptionalLong.empty") if kafka4 else ("Some(%d)", "None")
         lines = []
         for e in entries:
             if self.json:
@@ -944,7 +1026,7 @@ class LogDumper:
                     }
                 )
                 continue
-            txn = f"Some({e.current_txn_first_offset})" if e.current_txn_first_offset >= 0 else "None"
+            txn = some % e.current_txn_first_offset if e.current_txn_first_offset >= 0 else none
             line = (
                 f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
                 f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "

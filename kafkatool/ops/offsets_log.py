@@ -11,7 +11,11 @@ segment files gives the offsets a coordinator would serve, without a broker:
 * offset commits in transactional batches are pending per producer id until that producer's
   control batch: COMMIT makes them visible (a pending offset replaces the loaded one only if the
   loaded one was appended earlier), ABORT drops them.  Transactions still open at the end of the
-  log stay pending and are reported apart, never as committed.
+  log stay pending and are reported apart, never as committed;
+* the other record types of Kafka 4.0's group coordinator (3-16: the consumer- and share-group
+  records of KIP-848 and KIP-932, `offsets.GROUP_RECORD_TYPES`) carry no classic offsets nor classic
+  group metadata and are passed over (a consumer-protocol group's offsets are plain offset
+  commits); any other key version is reported, as the broker refuses to load it.
 
 Each `__consumer_offsets` partition is replayed on its own, as each is loaded on its own.
 """
@@ -27,9 +31,11 @@ from typing import Any
 from kafkatool.log.checkpoint import read_offset_checkpoint
 from kafkatool.log.decoders._wire import java_string_hash
 from kafkatool.log.decoders.offsets import (
+    GROUP_RECORD_TYPES,
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
+    UnknownKey,
     decode_group_metadata_value,
     decode_offset_commit_value,
     decode_offsets_key,
@@ -137,7 +143,7 @@ class OffsetsState:
 
 # A stored value not decoded yet: (value bytes, record offset, batch base offset, producer id).
 _Raw = tuple[bytes, int, int, int]
-_NOT_WANTED = object()
+_SKIP = object()  # records the replay passes over: groups not asked for, 4.0's non-classic record types
 
 
 class _BadKey(str):
@@ -173,11 +179,13 @@ class _PartitionReplay:
             except ValueError as exc:
                 k = _BadKey(f"undecodable key: {exc}")
             if isinstance(k, (OffsetCommitKey, GroupMetadataKey)) and not self.wanted(k.group):
-                k = _NOT_WANTED
+                k = _SKIP
             elif isinstance(k, OffsetCommitKey):
                 k = (k.group, k.topic, k.partition)
             elif isinstance(k, GroupMetadataKey):
                 k = k.group
+            elif isinstance(k, UnknownKey) and k.version in GROUP_RECORD_TYPES.keys:
+                k = _SKIP
             elif not isinstance(k, _BadKey):
                 k = _BadKey(f"unexpected key version {k.version} (the broker refuses to load it)")
             self.keys[bytes(key)] = k
@@ -239,7 +247,7 @@ class _PartitionReplay:
             k = keys.get(key)
             if k is None:
                 k = keyof(key, offset)
-            if k is _NOT_WANTED:
+            if k is _SKIP:
                 continue
             value = r.value
             if type(k) is tuple:

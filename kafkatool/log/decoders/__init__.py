@@ -1,18 +1,22 @@
-"""Payload decoders for Kafka's internal topics, printing what Kafka 3.3.1's dump-log tool prints.
+"""Payload decoders for Kafka's internal topics, printing what Kafka's dump-log tool prints (3.3.1's,
+and 4.0's where it differs: see each module).
 
 * `offsets`: `__consumer_offsets` keys/values (`--offsets-decoder`)
 * `transactions`: `__transaction_state` keys/values (`--transaction-log-decoder`)
 * `metadata`: KRaft `__cluster_metadata` records (`--cluster-metadata-decoder`) and control records
 * `remote_log_metadata`: tiered storage's `__remote_log_metadata` (`--remote-log-metadata-decoder`, 4.0)
 * `share_group_state`: `__share_group_state` keys/values (`--share-group-state-decoder`, 4.0)
+* `coordinator`: the record frame of Kafka 4.0's coordinators and 4.0's JSON text of their records;
+  `_schema` the message specs' reader and JSON writer all of them share
 
 Every `format_*` function is total: where Kafka's parser fails it returns an `ErrorText` (a `str`
 with `fatal`, `java_class` and `message`) instead of raising.  The structured `decode_*` functions
-raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the decoder's
-Kafka release knows comes back as a `NewerRecordText`: Kafka's text for it plus a `reason`.
+raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the reproduced
+Kafka release knows is the one case with `newer` set: kafkatool's one-line reason, on the
+`NewerThanKnown` a decoder raises and on the `ErrorText` holding Kafka's text for the record.
 """
 
-from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerRecordText
+from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerThanKnown
 from kafkatool.log.decoders.metadata import (
     MetadataRecord,
     decode_metadata_record,
@@ -39,7 +43,6 @@ from kafkatool.log.decoders.remote_log_metadata import (
     format_remote_log_metadata_record,
 )
 from kafkatool.log.decoders.share_group_state import (
-    ShareStateRecord,
     decode_share_group_state,
     format_share_group_state_record,
 )
@@ -61,11 +64,10 @@ __all__ = [
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MetadataRecord",
-    "NewerRecordText",
+    "NewerThanKnown",
     "OffsetCommitKey",
     "OffsetCommitValue",
     "RemoteLogMetadata",
-    "ShareStateRecord",
     "TransactionKey",
     "TransactionValue",
     "UnknownKey",

@@ -19,11 +19,14 @@ from collections.abc import Hashable, Iterable
 from decimal import Decimal
 from typing import Any
 
+from kafkatool.release import NEWEST
+
 __all__ = [
     "BufferUnderflow",
     "DecodeError",
     "ErrorText",
-    "NewerRecordText",
+    "NewerThanKnown",
+    "newer_reason",
     "Reader",
     "ScalaHashTable",
     "base64_std",
@@ -45,6 +48,9 @@ class DecodeError(ValueError):
     has none); `str()` gives Java's `Throwable.toString()`, the text Kafka's stack trace starts with.
     """
 
+    #: why the record is newer than the reproduced Kafka release knows (see NewerThanKnown), else None
+    newer: str | None = None
+
     def __init__(self, message: str | None, java_class: str = "java.lang.RuntimeException") -> None:
         super().__init__(message)
         self.message = message
@@ -52,6 +58,31 @@ class DecodeError(ValueError):
 
     def __str__(self) -> str:
         return self.java_class if self.message is None else f"{self.java_class}: {self.message}"
+
+
+def newer_reason(what: str, known_by: object, hint: str = "") -> str:
+    """kafkatool's one-line reason for a record newer than Kafka release `known_by` knows.
+
+    `what` names the record ("metadata record type 29 (version 0)"); `hint` may follow ("; --kafka-release
+    4.0 decodes it").  dump-log prints it once per file on stderr and exits 1.
+    """
+    return f"{what} is newer than Kafka {known_by} knows{hint}"
+
+
+class NewerThanKnown(DecodeError):
+    """Kafka's exception for a record type or version newer than the reproduced release knows.
+
+    The one way a decoder says a record is newer: this exception where it reads one, or the same
+    `newer` reason on its `ErrorText` (via `ErrorText.from_error`, or given where the text is no
+    exception, e.g. a newer version Kafka's reader still reads).  `what` names the record; "" where
+    Kafka fails the same way on an invalid (e.g. negative) type or version, which is not newer.
+    """
+
+    def __init__(
+        self, message: str | None, java_class: str, *, what: str, known_by: object = NEWEST, hint: str = ""
+    ) -> None:
+        super().__init__(message, java_class)
+        self.newer = newer_reason(what, known_by, hint) if what else None
 
 
 class BufferUnderflow(DecodeError):
@@ -62,7 +93,9 @@ class BufferUnderflow(DecodeError):
 
 
 class ErrorText(str):
-    """Text returned in place of a decoded payload when Kafka's parser fails on the record.
+    """Text returned in place of a decoded payload when Kafka's parser fails on the record, or with
+    `newer` set, Kafka's text for a record newer than the reproduced release knows (which may be what
+    its reader made of it: a newer version that still reads).
 
     It is a plain `str` for printing.  `fatal` tells whether Kafka 3.3.1's dump-log aborts there
     (the exception escapes: stack trace on stderr, exit status 1, the record line left unfinished)
@@ -72,36 +105,28 @@ class ErrorText(str):
     java_class: str
     message: str | None
     fatal: bool
+    newer: str | None  # why the record is newer than the reproduced release knows (`newer_reason`), else None
 
-    def __new__(cls, text: str, *, java_class: str, message: str | None, fatal: bool) -> ErrorText:
+    def __new__(
+        cls, text: str, *, java_class: str, message: str | None, fatal: bool, newer: str | None = None
+    ) -> ErrorText:
         self = super().__new__(cls, text)
         self.java_class = java_class
         self.message = message
         self.fatal = fatal
+        self.newer = newer
         return self
 
     @classmethod
-    def from_error(cls, err: DecodeError) -> ErrorText:
-        """The fatal error text for an exception that escapes Kafka's parser."""
-        return cls(str(err), java_class=err.java_class, message=err.message, fatal=True)
-
-
-class NewerRecordText(ErrorText):
-    """The text Kafka prints for a record newer than the release being reproduced knows.
-
-    Kafka's tool prints it and goes on (`fatal` is False); `reason` is kafkatool's own one-line
-    explanation (the record type and version, and which release does not know them), which
-    dump-log reports once per file on stderr with exit status 1.
-    """
-
-    reason: str
-
-    def __new__(
-        cls, text: str, *, reason: str, java_class: str = "", message: str | None = None
-    ) -> NewerRecordText:
-        self = super().__new__(cls, text, java_class=java_class, message=message, fatal=False)
-        self.reason = reason
-        return self
+    def from_error(cls, err: DecodeError, text: str | None = None, *, fatal: bool = True) -> ErrorText:
+        """The error text for an exception of Kafka's parser: by default fatal, Java's `toString()`."""
+        return cls(
+            str(err) if text is None else text,
+            java_class=err.java_class,
+            message=err.message,
+            fatal=fatal,
+            newer=err.newer,
+        )
 
 
 _I8 = struct.Struct(">b").unpack_from

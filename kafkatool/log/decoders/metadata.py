@@ -7,21 +7,22 @@ reader, and the generated JSON converter's output as Jackson prints it, or the t
 `Error at <offset>, skipping. <message>` when any of that fails.  `format_control_record` gives the
 text dump-log appends to control records.
 
-Each release's record layouts are declared below as data (`_spec`); the two releases differ in the
+Each release's record layouts are declared below as data (`_schema`); the two releases differ in the
 records 3.4-4.0 added (ids 21-28, new versions of 0, 3, 5 and 17), in two records whose early layout
 was replaced (10 DelegationTokenRecord, 11 UserScramCredentialRecord) and in one 4.0 dropped (6).
-A record type or version the chosen release does not know comes back as a `NewerRecordText`: what
-that release's tool prints for it, plus kafkatool's one-line reason.
+A record type or version the chosen release does not know comes back as an `ErrorText` with `newer`
+set: what that release's tool prints for it, plus kafkatool's one-line reason.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
 from kafkatool import release as _release
-from kafkatool.log.decoders._spec import (
+from kafkatool.log.decoders._schema import (
     MAX,
     NULLABLE,
     Message,
@@ -31,7 +32,7 @@ from kafkatool.log.decoders._spec import (
     read_struct,
     tagged,
 )
-from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerRecordText, Reader
+from kafkatool.log.decoders._wire import DecodeError, ErrorText, Reader, newer_reason
 
 __all__ = [
     "CONTROL_TYPES",
@@ -40,6 +41,8 @@ __all__ = [
     "decode_metadata_record",
     "format_control_record",
     "format_metadata_record",
+    "framed_record_text",
+    "newer_than",
     "read_framed",
 ]
 
@@ -554,12 +557,10 @@ def newer_than(value: bytes | None, table: dict[int, Message], rel: _Release, wh
     later = [r for r, t in _TABLES if r > rel and api_key in t and version <= t[api_key].valid[1]]
     hint = f"; --kafka-release {later[0]} decodes it" if later and any(t is table for _, t in _TABLES) else ""
     if m is None:
-        return f"{what} record type {api_key} (version {version}) is newer than Kafka {rel} knows{hint}"
-    return (
-        f"{what} record {m.type_name} version {version} is newer than Kafka {rel} knows "
-        f"(it reads versions {m.valid[0]} to {m.valid[1]}){hint}"
+        return newer_reason(f"{what} record type {api_key} (version {version})", rel, hint)
+    return newer_reason(
+        f"{what} record {m.type_name} version {version}", rel, f" (it reads versions {m.valid[0]} to {m.valid[1]}){hint}"
     )
-    return None
 
 
 def decode_metadata_record(value: bytes | None, rel: _Release | None = None) -> MetadataRecord:
@@ -576,24 +577,33 @@ def format_metadata_record(offset: int, value: bytes | None, rel: _Release | Non
 
     On failure this is Kafka's own `Error at <offset>, skipping. <message>` (an `ErrorText` with
     `fatal=False`: the tool prints it and goes on).  A record newer than the release knows gives a
-    `NewerRecordText` holding what that release prints for it.
+    text with `newer` set, holding what that release prints for it.
     """
     rel, table = _for_release(rel)
+    return framed_record_text(
+        value, table, rel, "metadata", lambda: decode_metadata_record(value, rel).to_json(), f"Error at {offset}"
+    )
+
+
+def framed_record_text(
+    value: bytes | None, table: dict[int, Message], rel: _Release, what: str, render: Callable[[], str], at: str
+) -> str:
+    """What a dump-log parser of framed records (`read_framed` over `table`) prints: `render()`, or
+    `<at>, skipping. <message>` where that raises, as an `ErrorText` with `fatal=False`; either with
+    `newer` set when the record is newer than `table` (release `rel`) knows (see `newer_than`)."""
     try:
-        text: str = decode_metadata_record(value, rel).to_json()
+        text = render()
         java_class, message_ = "", None
     except DecodeError as err:
         message_ = "null" if err.message is None else err.message
-        text, java_class = f"Error at {offset}, skipping. {message_}", err.java_class
+        text, java_class = f"{at}, skipping. {message_}", err.java_class
     except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
         message_ = f"undecodable record: {err}"
-        text, java_class = f"Error at {offset}, skipping. {message_}", "java.lang.RuntimeException"
-    reason = newer_than(value, table, rel, "metadata")
-    if reason is not None:
-        return NewerRecordText(text, reason=reason, java_class=java_class, message=message_)
-    if message_ is None:
+        text, java_class = f"{at}, skipping. {message_}", "java.lang.RuntimeException"
+    reason = newer_than(value, table, rel, what)
+    if message_ is None and reason is None:
         return text
-    return ErrorText(text, java_class=java_class, message=message_, fatal=False)
+    return ErrorText(text, java_class=java_class, message=message_, fatal=False, newer=reason)
 
 
 def format_control_record(
@@ -666,7 +676,7 @@ def _format_control(key: bytes, value: bytes | None, rel: _Release) -> str:
     if known and type_id in _CONTROL_JSON:
         label, spec = _CONTROL_JSON[type_id]
         if value is None:
-            raise DecodeError(f"{spec.class_name} control record has a null value", _NPE)
+            raise DecodeError(f"{spec.name} control record has a null value", _NPE)
         data = read_struct(Reader(value), spec.fields, 0, spec.valid, spec.flexible)
         # Kafka passes the record's own Version field as the JSON version; every field is 0+.
         return f" {label} {json_struct(spec.fields, data, data['version'], spec.valid)}"

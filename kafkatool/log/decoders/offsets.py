@@ -1,4 +1,4 @@
-"""`__consumer_offsets` keys and values: structured decoders and Kafka 3.3.1's dump-log text.
+"""`__consumer_offsets` keys and values: structured decoders and Kafka's dump-log text (3.3.1's, 4.0's).
 
 `format_offsets_record` reproduces `kafka-dump-log.sh --offsets-decoder` of Kafka 3.3.1
 (`GroupMetadataManager.formatRecordKeyAndValue`).  Beyond the wire formats that means replaying what
@@ -6,31 +6,55 @@ the broker does when it loads a group, because the tool prints a loaded `GroupMe
 the iteration order of the Scala `mutable.HashMap` that holds them, the broker's own sanity checks
 (whose failures abort the tool), and the consumer-protocol parsing of each assignment.
 
-Wire formats (all big-endian, non-flexible; every key and value starts with an int16 version):
+With `kafka4=True` it reproduces Kafka 4.0's instead (`DumpLogSegments.OffsetsMessageParser`): every
+record as the JSON of its generated converter, framed by `coordinator`, from the specs of all the
+group coordinator's record types declared at the end of this module (a classic consumer group's
+member subscriptions and assignments parsed into their consumer-protocol JSON).
 
-* key v0/v1 -> offset commit: group string, topic string, partition int32
-* key v2    -> group metadata: group string
-* offset commit value v0-v3: offset int64, [v3+ leaderEpoch int32], metadata string,
+Wire formats (all big-endian; every key starts with an int16 record type, every value with an int16
+version; values are flexible from v4 on, the records of types 3+ from v0):
+
+* key type 0/1 -> offset commit: group string, topic string, partition int32
+* key type 2   -> group metadata: group string
+* key types 3-8, 16 -> the consumer groups of KIP-848; 9-15 -> the share groups of KIP-932 (Kafka 4.0)
+* offset commit value v0-v4: offset int64, [v3+ leaderEpoch int32], metadata string,
   commitTimestamp int64, [v1 only expireTimestamp int64]
-* group metadata value v0-v3: protocolType string, generation int32, protocol string?, leader string?,
+* group metadata value v0-v4: protocolType string, generation int32, protocol string?, leader string?,
   [v2+ currentStateTimestamp int64], members: [memberId, [v3+ groupInstanceId?], clientId, clientHost,
   [v1+ rebalanceTimeout int32], sessionTimeout int32, subscription bytes, assignment bytes]
+
+Kafka 3.3's text is also given for the v4 values (the same fields); records of types 3+ have none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
+from kafkatool.log.decoders._schema import (
+    ALL,
+    MAX,
+    NULLABLE,
+    Field,
+    Message,
+    RawJson,
+    Versions,
+    field,
+    tagged,
+)
 from kafkatool.log.decoders._wire import (
     BufferUnderflow,
     DecodeError,
     ErrorText,
+    NewerThanKnown,
     Reader,
     ScalaHashTable,
     java_string_hash,
     json_str,
 )
+from kafkatool.log.decoders.coordinator import RecordTypes, format_coordinator_record
 
 __all__ = [
     "ConsumerAssignment",
@@ -142,7 +166,7 @@ class GroupMetadataValue:
     protocol: str | None
     leader: str | None
     current_state_timestamp: int
-    members: list[GroupMember] = field(default_factory=list)
+    members: list[GroupMember] = dataclasses.field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,8 +190,12 @@ def decode_offset_commit_value(value: bytes) -> OffsetCommitValue:
     """Decode an offset commit value.  Raises DecodeError with Kafka's message for unknown versions."""
     r = Reader(value)
     version = r.int16()
-    if not 0 <= version <= 3:
-        raise DecodeError(f"Unknown offset message version: {version}", _ISE)
+    _check_version(OFFSET_COMMIT_VALUE, version, f"Unknown offset message version: {version}")
+    if version > 3:  # flexible
+        d = OFFSET_COMMIT_VALUE.read(r, version)
+        return OffsetCommitValue(
+            version, d["offset"], d["leaderEpoch"], d["metadata"], d["commitTimestamp"], d["expireTimestamp"]
+        )
     offset = r.int64()
     leader_epoch = r.int32() if version >= 3 else -1
     metadata = r.legacy_string("metadata")
@@ -198,11 +226,37 @@ def decode_group_metadata_value(value: bytes) -> GroupMetadataValue:
     return group
 
 
+def _check_version(spec: Message, version: int, message: str) -> None:
+    """Kafka 3.3's check of a value version (with its message), over the versions Kafka 4.0 writes."""
+    if version > spec.valid[1]:
+        raise NewerThanKnown(message, _ISE, what=f"{spec.name} version {version}")
+    if version < 0:
+        raise DecodeError(message, _ISE)
+
+
 def _read_group_value(value: bytes) -> GroupMetadataValue:
     r = Reader(value)
     version = r.int16()
-    if not 0 <= version <= 3:
-        raise DecodeError(f"Unknown group metadata message version: {version}", _ISE)
+    _check_version(GROUP_METADATA_VALUE, version, f"Unknown group metadata message version: {version}")
+    if version > 3:  # flexible
+        d = GROUP_METADATA_VALUE.read(r, version)
+        members = [
+            GroupMember(
+                m["memberId"],
+                m["groupInstanceId"],
+                m["clientId"],
+                m["clientHost"],
+                m["rebalanceTimeout"],
+                m["sessionTimeout"],
+                m["subscription"],
+                m["assignment"],
+            )
+            for m in d["members"]
+        ]
+        return GroupMetadataValue(
+            version, d["protocolType"], d["generation"], d["protocol"], d["leader"], d["currentStateTimestamp"],
+            members,
+        )
     protocol_type = r.legacy_string("protocolType")
     generation = r.int32()
     protocol = r.legacy_string_or_null("protocol")
@@ -296,14 +350,19 @@ def _topic_partitions(r: Reader, name: str) -> list[tuple[str, list[int]]]:
 
 
 def format_offsets_record(
-    offset: int, key: bytes | None, value: bytes | None
+    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False
 ) -> tuple[str | None, str | None]:
-    """(key_text, payload_text) exactly as Kafka 3.3.1's OffsetsMessageParser prints them; None = not printed.
+    """(key_text, payload_text) exactly as the OffsetsMessageParser of Kafka 3.3.1 (or 4.0) prints them;
+    None = not printed.
 
-    Where Kafka's parser throws (the tool then dies with a stack trace), the result is
-    `(None, ErrorText)` with `fatal=True` and the text of the Java exception; `offset` is unused
-    because this parser's messages do not mention it.
+    Kafka 4.0 prints JSON (see `coordinator`) and skips what it cannot read with a line in place of
+    the key (an `ErrorText` with `fatal=False`).  Where Kafka 3.3's parser throws (the tool then
+    dies with a stack trace), the result is `(None, ErrorText)` with `fatal=True` and the text of the
+    Java exception; 3.3's text is given for the versions 4.0 added to its two record types, and a
+    record of a type 3.3 does not have is such an error too.
     """
+    if kafka4 and key is not None:
+        return _fast_offset_commit(key, value, kafka4=True) or _format_json(offset, key, value)
     try:
         return _format(key, value)
     except DecodeError as err:
@@ -320,10 +379,17 @@ def format_offsets_record(
 _H = struct.Struct(">h").unpack_from
 _HQ = struct.Struct(">hq").unpack_from
 _I = struct.Struct(">i").unpack_from
+_Q = struct.Struct(">q").unpack_from
+
+_NO_VALUE = (-1, 0, -1, "", -1, -1)
 
 
-def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | None:
-    """The common case (a well-formed offset commit) without the general reader; None otherwise."""
+def _fast_commit_fields(
+    key: bytes, value: bytes | None
+) -> tuple[int, str, str, int, tuple[int, int, int, str, int, int]] | None:
+    """The common case, a well-formed offset commit (key v0/v1, value v0-v3 or none), without the
+    general reader: (key version, group, topic, partition, (value version, offset, leader epoch,
+    metadata, commit timestamp, expire timestamp)); None for anything else."""
     try:
         version = _H(key, 0)[0]
         glen = _H(key, 2)[0]
@@ -337,7 +403,7 @@ def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | No
         topic = key[p + 2 : p + 2 + tlen].decode("utf-8")
         partition = _I(key, p + 2 + tlen)[0]
         if value is None:
-            return f"offset_commit::group={group},partition={topic}-{partition}", "<DELETE>"
+            return version, group, topic, partition, _NO_VALUE
         vversion, offset = _HQ(value, 0)
         if not 0 <= vversion <= 3:
             return None
@@ -346,10 +412,36 @@ def _fast_offset_commit(key: bytes, value: bytes | None) -> tuple[str, str] | No
         if mlen < 0 or p + 2 + mlen + (16 if vversion == 1 else 8) > len(value):
             return None
         metadata = value[p + 2 : p + 2 + mlen].decode("utf-8") if mlen else ""
+        epoch = _I(value, 10)[0] if vversion >= 3 else -1
+        p += 2 + mlen
+        commit = _Q(value, p)[0]
+        expire = _Q(value, p + 8)[0] if vversion == 1 else -1
     except (struct.error, UnicodeDecodeError):
         return None
-    key_text = f"offset_commit::group={group},partition={topic}-{partition}"
-    return key_text, (f"offset={offset},metadata={metadata}" if metadata else f"offset={offset}")
+    return version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire)
+
+
+def _fast_offset_commit(key: bytes, value: bytes | None, kafka4: bool = False) -> tuple[str, str] | None:
+    """The text of the common case (see `_fast_commit_fields`): Kafka 3.3's, or with `kafka4` Kafka
+    4.0's JSON, what the generated converters give, without them."""
+    fields = _fast_commit_fields(key, value)
+    if fields is None:
+        return None
+    version, group, topic, partition, (vversion, offset, epoch, metadata, commit, expire) = fields
+    if kafka4:
+        key_text = f'{{"type":"{version}","data":{{"group":{json_str(group)},"topic":{json_str(topic)},"partition":{partition}}}}}'
+    else:
+        key_text = f"offset_commit::group={group},partition={topic}-{partition}"
+    if vversion < 0:
+        return key_text, "<DELETE>"
+    if not kafka4:
+        return key_text, (f"offset={offset},metadata={metadata}" if metadata else f"offset={offset}")
+    epoch_text = f'"leaderEpoch":{epoch},' if vversion >= 3 else ""
+    expire_text = f',"expireTimestamp":{expire}' if vversion == 1 else ""
+    return key_text, (
+        f'{{"version":"{vversion}","data":{{"offset":{offset},{epoch_text}"metadata":{json_str(metadata)},'
+        f'"commitTimestamp":{commit}{expire_text}}}}}'
+    )
 
 
 def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
@@ -376,7 +468,14 @@ def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
         if value is None:
             return key_text, "<DELETE>"
         return key_text, _format_group(k.group, _read_group_value(value))
-    raise DecodeError(f"Unknown group metadata message version: {k.version}", _ISE)
+    message = f"Unknown group metadata message version: {k.version}"
+    spec = GROUP_RECORD_TYPES.keys.get(k.version)
+    if spec is not None and k.version > 2:
+        what = f"{spec.name} (offsets record type {k.version})"
+        raise NewerThanKnown(message, _ISE, what=what, known_by="3.3", hint="; --kafka-release 4.0 decodes it")
+    if k.version > GROUP_RECORD_TYPES.newest:
+        raise NewerThanKnown(message, _ISE, what=f"offsets record type {k.version}")
+    raise DecodeError(message, _ISE)
 
 
 def _format_group(group_id: str, g: GroupMetadataValue) -> str:
@@ -438,3 +537,237 @@ def _check_subscriptions(members: list[GroupMember]) -> None:
 def _java_hex(raw: bytes) -> str:
     """Scala's `"%X".format(BigInt(1, bytes))`: upper-case hex without leading zeros, "" when empty."""
     return format(int.from_bytes(raw, "big"), "X") if raw else ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Kafka 4.0: every record type of the group coordinator (group-coordinator/src/main/resources/common/
+# message at 4.0), for the JSON text of Kafka 4.0's dump-log
+
+
+def _key(record_type: int, name: str, *fields: Field) -> Message:
+    """A key spec: non-flexible, valid at its record type (OffsetCommitKey at types 0 and 1)."""
+    return Message(name, (0, 1) if record_type <= 1 else (record_type, record_type), None, fields)
+
+
+_GROUP_ID = field("groupId", "string")
+_MEMBER_ID = field("memberId", "string")
+_TOPIC_PARTITIONS = (field("topicId", "uuid"), field("partitions", "[]int32"))
+_TOPIC_METADATA = (
+    field("topicId", "uuid"),
+    field("topicName", "string"),
+    field("numPartitions", "int32"),
+    field("partitionMetadata", "[]struct", fields=(field("partition", "int32"), field("racks", "[]string"))),
+)
+
+
+def _value(name: str, *fields: Field, valid: tuple[int, int] = (0, 0), flexible: Versions = ALL) -> Message:
+    """A value spec (the records of KIP-848 and KIP-932 are flexible from version 0)."""
+    return Message(name, valid, flexible, fields)
+
+
+OFFSET_COMMIT_VALUE = _value(
+    "OffsetCommitValue",
+    field("offset", "int64"),
+    field("leaderEpoch", "int32", (3, MAX), default=-1),
+    field("metadata", "string"),
+    field("commitTimestamp", "int64"),
+    field("expireTimestamp", "int64", (1, 1), default=-1),
+    valid=(0, 4),
+    flexible=(4, MAX),
+)
+GROUP_METADATA_VALUE = _value(
+    "GroupMetadataValue",
+    field("protocolType", "string"),
+    field("generation", "int32"),
+    field("protocol", "string", **NULLABLE, default=None),
+    field("leader", "string", **NULLABLE, default=None),
+    field("currentStateTimestamp", "int64", (2, MAX), default=-1),
+    field(
+        "members",
+        "[]struct",
+        fields=(
+            field("memberId", "string"),
+            field("groupInstanceId", "string", (3, MAX), nullable=(3, MAX), default=None),
+            field("clientId", "string"),
+            field("clientHost", "string"),
+            field("rebalanceTimeout", "int32", (1, MAX), default=-1),
+            field("sessionTimeout", "int32"),
+            field("subscription", "bytes"),
+            field("assignment", "bytes"),
+        ),
+    ),
+    valid=(0, 4),
+    flexible=(4, MAX),
+)
+_TOPIC_PARTITION_LIST = (field("topic", "string"), field("partitions", "[]int32"))
+#: The consumer protocol's payloads inside a classic group's members (clients/.../common/message).
+CONSUMER_PROTOCOL_SUBSCRIPTION = _value(
+    "ConsumerProtocolSubscription",
+    field("topics", "[]string"),
+    field("userData", "bytes", nullable=ALL, default=None, zero_copy=True),
+    field("ownedPartitions", "[]struct", (1, MAX), fields=_TOPIC_PARTITION_LIST),
+    field("generationId", "int32", (2, MAX), default=-1),
+    field("rackId", "string", (3, MAX), nullable=(3, MAX), default=None),
+    valid=(0, 3),
+    flexible=None,
+)
+CONSUMER_PROTOCOL_ASSIGNMENT = _value(
+    "ConsumerProtocolAssignment",
+    field("assignedPartitions", "[]struct", fields=_TOPIC_PARTITION_LIST),
+    field("userData", "bytes", nullable=ALL, default=None, zero_copy=True),
+    valid=(0, 3),
+    flexible=None,
+)
+
+#: record type -> (key spec, value spec), as GroupCoordinatorRecordSerde maps them in Kafka 4.0.
+_GROUP_RECORDS: dict[int, tuple[Message, Message]] = {
+    0: (
+        _key(0, "OffsetCommitKey", field("group", "string"), field("topic", "string"), field("partition", "int32")),
+        OFFSET_COMMIT_VALUE,
+    ),
+    2: (_key(2, "GroupMetadataKey", field("group", "string")), GROUP_METADATA_VALUE),
+    3: (_key(3, "ConsumerGroupMetadataKey", _GROUP_ID), _value("ConsumerGroupMetadataValue", field("epoch", "int32"))),
+    4: (
+        _key(4, "ConsumerGroupPartitionMetadataKey", _GROUP_ID),
+        _value("ConsumerGroupPartitionMetadataValue", field("topics", "[]struct", fields=_TOPIC_METADATA)),
+    ),
+    5: (
+        _key(5, "ConsumerGroupMemberMetadataKey", _GROUP_ID, _MEMBER_ID),
+        _value(
+            "ConsumerGroupMemberMetadataValue",
+            field("instanceId", "string", **NULLABLE, default=""),
+            field("rackId", "string", **NULLABLE, default=""),
+            field("clientId", "string"),
+            field("clientHost", "string"),
+            field("subscribedTopicNames", "[]string"),
+            field("subscribedTopicRegex", "string", **NULLABLE, default=""),
+            field("rebalanceTimeoutMs", "int32", default=-1),
+            field("serverAssignor", "string", **NULLABLE, default=""),
+            tagged(
+                "classicMemberMetadata",
+                "struct",
+                0,
+                nullable=ALL,
+                default=None,
+                fields=(
+                    field("sessionTimeoutMs", "int32"),
+                    field(
+                        "supportedProtocols",
+                        "[]struct",
+                        fields=(field("name", "string"), field("metadata", "bytes")),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    6: (
+        _key(6, "ConsumerGroupTargetAssignmentMetadataKey", _GROUP_ID),
+        _value("ConsumerGroupTargetAssignmentMetadataValue", field("assignmentEpoch", "int32")),
+    ),
+    7: (
+        _key(7, "ConsumerGroupTargetAssignmentMemberKey", _GROUP_ID, _MEMBER_ID),
+        _value(
+            "ConsumerGroupTargetAssignmentMemberValue",
+            field("topicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
+        ),
+    ),
+    8: (
+        _key(8, "ConsumerGroupCurrentMemberAssignmentKey", _GROUP_ID, _MEMBER_ID),
+        _value(
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            field("memberEpoch", "int32"),
+            field("previousMemberEpoch", "int32"),
+            field("state", "int8"),
+            field("assignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
+            field("partitionsPendingRevocation", "[]struct", fields=_TOPIC_PARTITIONS),
+        ),
+    ),
+    9: (
+        _key(9, "ShareGroupPartitionMetadataKey", _GROUP_ID),
+        _value("ShareGroupPartitionMetadataValue", field("topics", "[]struct", fields=_TOPIC_METADATA)),
+    ),
+    10: (
+        _key(10, "ShareGroupMemberMetadataKey", _GROUP_ID, _MEMBER_ID),
+        _value(
+            "ShareGroupMemberMetadataValue",
+            field("rackId", "string", **NULLABLE, default=""),
+            field("clientId", "string"),
+            field("clientHost", "string"),
+            field("subscribedTopicNames", "[]string"),
+        ),
+    ),
+    11: (_key(11, "ShareGroupMetadataKey", _GROUP_ID), _value("ShareGroupMetadataValue", field("epoch", "int32"))),
+    12: (
+        _key(12, "ShareGroupTargetAssignmentMetadataKey", _GROUP_ID),
+        _value("ShareGroupTargetAssignmentMetadataValue", field("assignmentEpoch", "int32")),
+    ),
+    13: (
+        _key(13, "ShareGroupTargetAssignmentMemberKey", _GROUP_ID, _MEMBER_ID),
+        _value("ShareGroupTargetAssignmentMemberValue", field("topicPartitions", "[]struct", fields=_TOPIC_PARTITIONS)),
+    ),
+    14: (
+        _key(14, "ShareGroupCurrentMemberAssignmentKey", _GROUP_ID, _MEMBER_ID),
+        _value(
+            "ShareGroupCurrentMemberAssignmentValue",
+            field("memberEpoch", "int32"),
+            field("previousMemberEpoch", "int32"),
+            field("state", "int8"),
+            field("assignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
+        ),
+    ),
+    15: (
+        _key(15, "ShareGroupStatePartitionMetadataKey", _GROUP_ID),
+        _value(
+            "ShareGroupStatePartitionMetadataValue",
+            field(
+                "initializedTopics",
+                "[]struct",
+                fields=(field("topicId", "uuid"), field("topicName", "string"), field("partitions", "[]int32")),
+            ),
+            field("deletingTopics", "[]struct", fields=(field("topicId", "uuid"), field("topicName", "string"))),
+        ),
+    ),
+    16: (
+        _key(16, "ConsumerGroupRegularExpressionKey", _GROUP_ID, field("regularExpression", "string")),
+        _value(
+            "ConsumerGroupRegularExpressionValue",
+            field("topics", "[]string"),
+            field("version", "int64"),
+            field("timestamp", "int64"),
+        ),
+    ),
+}
+_GROUP_RECORDS[1] = _GROUP_RECORDS[0]
+
+#: The record types of `__consumer_offsets` in Kafka 4.0, keys valid at their own type.
+GROUP_RECORD_TYPES = RecordTypes(
+    "offsets",
+    keys={t: k for t, (k, _) in sorted(_GROUP_RECORDS.items())},
+    values={t: v for t, (_, v) in sorted(_GROUP_RECORDS.items())},
+)
+
+
+def _group_metadata_json(spec: Message, data: dict[str, Any], version: int) -> str:
+    """`prepareGroupMetadataValue`: a consumer group's member subscriptions and assignments as the JSON
+    of their consumer-protocol messages (read at the version their bytes start with), where they parse."""
+    if data["protocolType"] == CONSUMER_PROTOCOL_TYPE:
+        members = []
+        for m in data["members"]:
+            m = dict(m)
+            for name, payload_spec in (
+                ("subscription", CONSUMER_PROTOCOL_SUBSCRIPTION),
+                ("assignment", CONSUMER_PROTOCOL_ASSIGNMENT),
+            ):
+                try:
+                    r = Reader(m[name])
+                    payload_version = r.int16()
+                    m[name] = RawJson(payload_spec.to_json(payload_spec.read(r, payload_version), payload_version))
+                except DecodeError:
+                    pass  # Kafka swallows the RuntimeException and keeps the bytes
+            members.append(m)
+        data = {**data, "members": members}
+    return spec.to_json(data, version)
+
+
+def _format_json(offset: int, key: bytes, value: bytes | None) -> tuple[str, str | None]:
+    return format_coordinator_record(GROUP_RECORD_TYPES, offset, key, value, {2: _group_metadata_json})

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.log.decoders._spec import NULLABLE, Message, field, message, tagged
-from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerRecordText, uuid_str
-from kafkatool.log.decoders.metadata import newer_than, read_framed
+from kafkatool.log.decoders._schema import NULLABLE, Message, field, message, tagged
+from kafkatool.log.decoders._wire import DecodeError, uuid_str
+from kafkatool.log.decoders.metadata import framed_record_text, read_framed
 from kafkatool.release import Release
 
 __all__ = ["RemoteLogMetadata", "decode_remote_log_metadata", "format_remote_log_metadata_record"]
@@ -97,7 +97,7 @@ class RemoteLogMetadata(dict):
 def decode_remote_log_metadata(value: bytes | None) -> RemoteLogMetadata:
     """Read one record as `RemoteLogMetadataSerde.deserialize` does; DecodeError with Kafka's message."""
     m, version, data = read_framed(value, _RECORDS)
-    return RemoteLogMetadata(m.class_name, version, data)
+    return RemoteLogMetadata(m.name, version, data)
 
 
 def _state(names: tuple[str, ...], state_id: int, message_: str | None) -> str:
@@ -204,23 +204,15 @@ def format_remote_log_metadata_record(offset: int, value: bytes | None) -> str:
     """The `payload:` text of Kafka 4.0's `--remote-log-metadata-decoder` for one record.
 
     Kafka's tool prints its error text and goes on; that is an `ErrorText` with `fatal=False`.  A
-    record type or version newer than 4.0's gives a `NewerRecordText` with that same text.
+    record type or version newer than 4.0's gives that same text with `newer` set.
     """
-    try:
-        if value is None:
-            raise DecodeError(_NULL_VALUE, _NPE)
-        rec = decode_remote_log_metadata(value)
-        text: str = _TEXT[rec.type](rec)
-        java_class, message_ = "", None
-    except DecodeError as err:
-        message_ = "null" if err.message is None else err.message
-        text, java_class = f"Error at offset {offset}, skipping. {message_}", err.java_class
-    except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
-        message_ = f"undecodable record: {err}"
-        text, java_class = f"Error at offset {offset}, skipping. {message_}", "java.lang.RuntimeException"
-    reason = newer_than(value, _RECORDS, _KNOWN_BY, "remote log metadata")
-    if reason is not None:
-        return NewerRecordText(text, reason=reason, java_class=java_class, message=message_)
-    if message_ is None:
-        return text
-    return ErrorText(text, java_class=java_class, message=message_, fatal=False)
+    return framed_record_text(
+        value, _RECORDS, _KNOWN_BY, "remote log metadata", lambda: _text(value), f"Error at offset {offset}"
+    )
+
+
+def _text(value: bytes | None) -> str:
+    if value is None:
+        raise DecodeError(_NULL_VALUE, _NPE)
+    rec = decode_remote_log_metadata(value)
+    return _TEXT[rec.type](rec)

@@ -1,29 +1,41 @@
-"""`__transaction_state` keys and values: structured decoders and Kafka 3.3.1's dump-log text.
+"""`__transaction_state` keys and values: structured decoders and Kafka's dump-log text.
 
-`format_transaction_record` reproduces `kafka-dump-log.sh --transaction-log-decoder` of Kafka 3.3.1
-(`TransactionLog.formatRecordKeyAndValue`).  The tool prints a loaded `TransactionMetadata`, whose
-partitions live in a Scala `mutable.HashSet`, so they come out in that set's bucket order; and
-partitions of an `Empty` transaction are never loaded, so they print as `[]`.
+`format_transaction_record` reproduces `kafka-dump-log.sh --transaction-log-decoder`
+(`TransactionLog.formatRecordKeyAndValue`) of Kafka 3.3 or, with `kafka4=True`, of Kafka 4.0.  The
+tool prints a loaded `TransactionMetadata`, whose partitions live in a Scala `mutable.HashSet`, so
+they come out in that set's bucket order; and partitions of an `Empty` transaction are never loaded,
+so they print as `[]`.  The two releases print a value the same way; 4.0 prints a key of an unknown
+version as `unknown::version=<n>` where 3.3 fails, and checks the client's transaction version.
 
-Wire formats (big-endian, non-flexible, an int16 version first):
+Wire formats (transaction-coordinator/src/main/resources/common/message at 4.0), an int16 version first:
 
 * key v0: transactionalId string
-* value v0: producerId int64, producerEpoch int16, transactionTimeoutMs int32, transactionStatus int8,
+* value v0 (non-flexible) and v1 (flexible, Kafka 4.0's transaction.version >= 1): producerId int64,
+  [v1 tagged 0: previousProducerId int64, default -1], [v1 tagged 1: nextProducerId int64, default -1],
+  producerEpoch int16, transactionTimeoutMs int32, transactionStatus int8,
   transactionPartitions [topic string, partitionIds [int32]]? (null allowed),
-  transactionLastUpdateTimestampMs int64, transactionStartTimestampMs int64
+  transactionLastUpdateTimestampMs int64, transactionStartTimestampMs int64,
+  [v1 tagged 2: clientTransactionVersion int16, default 0]
+
+Kafka 3.3 knows value v0 only; its text is printed for v1 values too (the same fields), rather than
+failing as 3.3's tool does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkatool.log.decoders._schema import MAX, Message, field, tagged
 from kafkatool.log.decoders._wire import (
     DecodeError,
     ErrorText,
+    NewerThanKnown,
     Reader,
     ScalaHashTable,
     java_string_hash,
+    newer_reason,
 )
+from kafkatool.release import NEWEST
 
 __all__ = [
     "TRANSACTION_STATES",
@@ -35,6 +47,35 @@ __all__ = [
 ]
 
 _ISE = "java.lang.IllegalStateException"
+
+#: The value versions kafkatool reads: 0, and 1 (flexible) since Kafka 4.0.
+NEWEST_VALUE_VERSION = 1
+
+TRANSACTION_LOG_VALUE = Message(
+    "TransactionLogValue",
+    (0, NEWEST_VALUE_VERSION),
+    (1, MAX),
+    (
+        field("producerId", "int64"),
+        tagged("previousProducerId", "int64", 0, (1, MAX), default=-1),
+        tagged("nextProducerId", "int64", 1, (1, MAX), default=-1),
+        field("producerEpoch", "int16"),
+        field("transactionTimeoutMs", "int32"),
+        field("transactionStatus", "int8"),
+        field(
+            "transactionPartitions",
+            "[]struct",
+            nullable=(0, MAX),
+            fields=(field("topic", "string"), field("partitionIds", "[]int32")),
+        ),
+        field("transactionLastUpdateTimestampMs", "int64"),
+        field("transactionStartTimestampMs", "int64"),
+        tagged("clientTransactionVersion", "int16", 2, (1, MAX), default=0),
+    ),
+)
+
+#: Feature levels of `transaction.version` Kafka 4.0 knows (TransactionVersion TV_0..TV_2).
+TRANSACTION_VERSION_LEVELS = (0, 1, 2)
 
 #: Transaction state ids and the names Kafka prints for them.
 TRANSACTION_STATES: dict[int, str] = {
@@ -69,6 +110,9 @@ class TransactionValue:
     partitions: list[tuple[str, list[int]]] | None
     last_update_timestamp: int
     start_timestamp: int
+    previous_producer_id: int = -1  # v1+
+    next_producer_id: int = -1  # v1+
+    client_transaction_version: int = 0  # v1+
 
     @property
     def state(self) -> str:
@@ -80,7 +124,13 @@ def decode_transaction_key(key: bytes) -> TransactionKey:
     """Decode a key.  Raises DecodeError (Kafka's message) on unknown versions or malformed bytes."""
     r = Reader(key)
     version = r.int16()
-    if version != 0:
+    if version > 0:
+        raise NewerThanKnown(
+            f"Unknown version {version} from the transaction log message",
+            _ISE,
+            what=f"transaction log key version {version}",
+        )
+    if version < 0:
         raise DecodeError(f"Unknown version {version} from the transaction log message", _ISE)
     return TransactionKey(version, r.legacy_string("transactionalId"))
 
@@ -93,37 +143,42 @@ def decode_transaction_value(value: bytes) -> TransactionValue:
     """
     r = Reader(value)
     version = r.int16()
-    if version != 0:
-        raise DecodeError(f"Unknown version {version} from the transaction log message value", _ISE)
-    producer_id = r.int64()
-    producer_epoch = r.int16()
-    timeout = r.int32()
-    status = r.int8()
-    count = r.array_length_or_null(r.int32(), "transactionPartitions")
-    partitions: list[tuple[str, list[int]]] | None = None
-    if count is not None:
-        partitions = []
-        for _ in range(count):
-            topic = r.legacy_string("topic")
-            n = r.array_length(r.int32(), "partitionIds")
-            partitions.append((topic, r.int32_list(n)))
-    last_update = r.int64()
-    start = r.int64()
+    if not 0 <= version <= NEWEST_VALUE_VERSION:
+        raise NewerThanKnown(
+            f"Unknown version {version} from the transaction log message value",
+            _ISE,
+            what=f"transaction log value version {version}",
+        )
+    d = TRANSACTION_LOG_VALUE.read(r, version)
+    stored = d["transactionPartitions"]
+    partitions = None if stored is None else [(p["topic"], p["partitionIds"]) for p in stored]
     return TransactionValue(
-        version, producer_id, producer_epoch, timeout, status, partitions, last_update, start
+        version,
+        d["producerId"],
+        d["producerEpoch"],
+        d["transactionTimeoutMs"],
+        d["transactionStatus"],
+        partitions,
+        d["transactionLastUpdateTimestampMs"],
+        d["transactionStartTimestampMs"],
+        d["previousProducerId"],
+        d["nextProducerId"],
+        d["clientTransactionVersion"],
     )
 
 
 def format_transaction_record(
-    offset: int, key: bytes | None, value: bytes | None
+    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False
 ) -> tuple[str | None, str | None]:
-    """(key_text, payload_text) exactly as Kafka 3.3.1's TransactionLogMessageParser prints them.
+    """(key_text, payload_text) exactly as the TransactionLogMessageParser of Kafka 3.3 (or 4.0) prints.
 
     Where Kafka's parser throws (the tool then dies), the result is `(None, ErrorText)` with
-    `fatal=True`; `offset` is unused because this parser's messages do not mention it.
+    `fatal=True`; `offset` is unused because this parser's messages do not mention it.  A key of a
+    version Kafka 4.0 does not know is its `unknown::version=<n>` line, an `ErrorText` with
+    `fatal=False` (with `newer` set when the version is above the known one).
     """
     try:
-        return _format(key, value)
+        return _format(key, value, kafka4)
     except DecodeError as err:
         return None, ErrorText.from_error(err)
     except (ValueError, IndexError, OverflowError, MemoryError) as err:  # defensive: never escape
@@ -135,12 +190,17 @@ def format_transaction_record(
         )
 
 
-def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
+def _format(key: bytes | None, value: bytes | None, kafka4: bool) -> tuple[str, str | None]:
     if key is None:
         raise DecodeError(
             "record has no key (Kafka reads the key version from a null buffer)",
             "java.lang.NullPointerException",
         )
+    version = Reader(key).int16()
+    if kafka4 and version != 0:
+        # 4.0 prints a key it cannot read this way and no payload, and goes on
+        newer = newer_reason(f"transaction log key version {version}", NEWEST) if version > 0 else None
+        return ErrorText(f"unknown::version={version}", java_class=_ISE, message=None, fatal=False, newer=newer), None
     k = decode_transaction_key(key)
     key_text = f"transaction_metadata::transactionalId={k.transactional_id}"
     if value is None:
@@ -150,6 +210,12 @@ def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
     if state is None:
         raise DecodeError(
             f"Unknown transaction state id {v.state_id} from the transaction status message", _ISE
+        )
+    if kafka4 and v.client_transaction_version not in TRANSACTION_VERSION_LEVELS:
+        raise NewerThanKnown(
+            f"No feature:transaction.version with feature level {v.client_transaction_version}",
+            "java.lang.IllegalArgumentException",
+            what=f"client transaction version {v.client_transaction_version}",
         )
     partitions = ""
     if v.state_id != 0:

@@ -1,11 +1,13 @@
-"""Kafka's generated message classes, interpreted from a declarative copy of their JSON specs.
+"""Kafka's message schemas as data: one reader and one JSON writer for every generated message class.
 
-Kafka describes every record of its internal topics (KRaft metadata, tiered-storage metadata, share
-group state, ...) in `*.json` message specs and generates a reader and a JSON converter per message.
-The decoders here declare those specs as data (`Field`, `Message`) and read and print them with one
-reader and one JSON writer that follow the generator's rules, including how it tests versions (which
-decides what an out-of-range version reads as) and that tagged fields appear in JSON only when they
-differ from their default.
+Kafka declares its records (`*.json` message specs: KRaft metadata records, tiered storage's remote
+log metadata, coordinator keys and values, consumer-protocol payloads) and generates a Java reader
+and a JSON converter for each.  The decoders declare the same specs here as `Field` tuples (a
+release's layout of a record is its own `Message`) and interpret them with `read_struct` / `json_struct`,
+which follow the generator's rules, including how it tests versions (the generated code checks only
+the bounds the possible range needs, which decides what an out-of-range version reads as), that
+tagged fields appear in JSON only when they differ from their default, and that nullable structs
+carry a presence marker.  JSON comes out as Jackson prints the converter's tree.
 """
 
 from __future__ import annotations
@@ -22,27 +24,30 @@ __all__ = [
     "NULLABLE",
     "Field",
     "Message",
+    "RawJson",
     "Versions",
+    "ZERO_UUID",
+    "cond",
     "field",
+    "intersect",
     "java_snake_upper",
     "json_struct",
     "message",
     "read_struct",
     "tagged",
-    "version_test",
 ]
 
 MAX = 0x7FFF
 Versions = tuple[int, int] | None  # inclusive range; None is Kafka's "none"
 ALL: Versions = (0, MAX)
-_ZERO_UUID = bytes(16)
+ZERO_UUID = bytes(16)
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One field of a message spec (names are the JSON camelCase names, also used in Kafka's errors)."""
+    """One field of a message spec (`fields` for struct and struct-array types)."""
 
-    name: str
+    name: str  # JSON (camelCase) name, also used in Kafka's error messages
     type: str  # bool int8 int16 uint16 int32 int64 float64 uuid string bytes struct, or "[]" + one of them
     versions: Versions = ALL
     nullable: Versions = None
@@ -53,20 +58,8 @@ class Field:
     fields: tuple[Field, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A message spec: `api_key` (-1 for none), the generated enum constant's name, versions."""
-
-    api_key: int
-    type_name: str
-    class_name: str
-    valid: tuple[int, int]
-    flexible: Versions
-    fields: tuple[Field, ...]
-
-
 def field(name: str, type_: str, versions: Versions = ALL, **kw: Any) -> Field:
-    """A field with the generator's implicit default for its type unless `default` is given."""
+    """A field; the default is the generator's for the type unless given (`default=None` for null)."""
     if "default" not in kw:
         if type_.startswith("[]"):
             kw["default"] = ()
@@ -75,7 +68,7 @@ def field(name: str, type_: str, versions: Versions = ALL, **kw: Any) -> Field:
         elif type_ == "bytes":
             kw["default"] = b""
         elif type_ == "uuid":
-            kw["default"] = _ZERO_UUID
+            kw["default"] = ZERO_UUID
         elif type_ == "bool":
             kw["default"] = False
         elif type_ == "float64":
@@ -84,7 +77,7 @@ def field(name: str, type_: str, versions: Versions = ALL, **kw: Any) -> Field:
 
 
 def tagged(name: str, type_: str, tag: int, versions: Versions = ALL, **kw: Any) -> Field:
-    """A field that is a tagged field in all of its versions."""
+    """A field present only as tagged field `tag` (its versions are its tagged versions)."""
     return field(name, type_, versions, tagged=versions, tag=tag, **kw)
 
 
@@ -92,6 +85,7 @@ def tagged(name: str, type_: str, tag: int, versions: Versions = ALL, **kw: Any)
 NULLABLE: dict[str, Any] = {"nullable": ALL}
 
 
+@lru_cache(maxsize=256)
 def java_snake_upper(name: str) -> str:
     """The enum constant Kafka's generator derives from a spec name (`MessageGenerator.toSnakeCase`)."""
     out = []
@@ -107,29 +101,54 @@ def java_snake_upper(name: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A top-level message spec: its class name, valid and flexible versions, fields, and its api key
+    (-1 for messages without one, e.g. coordinator keys and values)."""
+
+    name: str
+    valid: tuple[int, int]
+    flexible: Versions
+    fields: tuple[Field, ...]
+    api_key: int = -1
+
+    @property
+    def type_name(self) -> str:
+        """The generated record-type enum's constant for this message (`MetadataRecordType` & co.)."""
+        return java_snake_upper(self.name)
+
+    def read(self, r: Reader, version: int) -> dict[str, Any]:
+        """The generated reader (`new X(readable, version)`): fields by JSON name."""
+        return read_struct(r, self.fields, version, self.valid, self.flexible)
+
+    def to_json(self, data: dict[str, Any], version: int) -> str:
+        """The generated JSON converter's tree for `data`, as Jackson prints it."""
+        return json_struct(self.fields, data, version, self.valid)
+
+
 def message(
     api_key: int,
-    class_name: str,
+    name: str,
     fields: list[Field],
     valid: tuple[int, int] = (0, 0),
     flexible: Versions = ALL,
 ) -> Message:
-    """A message spec; `type_name` is the generated `MetadataRecordType` constant for the name."""
-    return Message(api_key, java_snake_upper(class_name), class_name, valid, flexible, tuple(fields))
+    """A message spec with an api key (a framed record's type, e.g. a KRaft metadata record)."""
+    return Message(name, valid, flexible, tuple(fields), api_key)
 
 
 # --------------------------------------------------------------------------------------------------
 # The generator's version tests
 
 
-def _intersect(a: Versions, b: Versions) -> Versions:
+def intersect(a: Versions, b: Versions) -> Versions:
     if a is None or b is None:
         return None
     lo, hi = max(a[0], b[0]), min(a[1], b[1])
     return (lo, hi) if lo <= hi else None
 
 
-def _subtract(a: tuple[int, int], b: Versions) -> Versions:
+def subtract(a: tuple[int, int], b: Versions) -> Versions:
     if b is None:
         return a
     if b[0] <= a[0]:
@@ -145,7 +164,7 @@ def _subtract(a: tuple[int, int], b: Versions) -> Versions:
 
 
 @lru_cache(maxsize=4096)
-def version_test(version: int, containing: Versions, possible: Versions) -> tuple[bool, Versions]:
+def cond(version: int, containing: Versions, possible: Versions) -> tuple[bool, Versions]:
     """Whether generated code takes the "member" branch for `version`, and the narrowed possible set.
 
     The generator emits only the bound checks the possible range needs, so a version outside it
@@ -154,7 +173,7 @@ def version_test(version: int, containing: Versions, possible: Versions) -> tupl
     if possible is None:
         return False, possible
     c = containing if containing is not None else (0, -1)
-    inside = _intersect(possible, containing)
+    inside = intersect(possible, containing)
     lo_check = possible[0] < c[0]
     if lo_check and possible[1] < c[0]:
         return False, possible
@@ -164,14 +183,14 @@ def version_test(version: int, containing: Versions, possible: Versions) -> tupl
     member = (not lo_check or version >= c[0]) and (not hi_check or version <= c[1])
     if member:
         return True, inside
-    rest = _subtract(possible, containing)
+    rest = subtract(possible, containing)
     return False, rest if rest is not None else possible
 
 
 @lru_cache(maxsize=512)
-def _mandatory(f: Field) -> Versions:
+def mandatory(f: Field) -> Versions:
     """Versions in which the field is serialized in place rather than as a tagged field."""
-    return _subtract(f.versions, f.tagged) if f.versions is not None else None
+    return subtract(f.versions, f.tagged) if f.versions is not None else None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -183,37 +202,41 @@ def read_struct(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields:
-        member, present = version_test(version, _mandatory(f), possible)
-        out[f.name] = _read_value(r, f, version, present, flexible) if member else f.default
-    is_flexible, flex_possible = version_test(version, flexible, possible)
+        member, present = cond(version, mandatory(f), possible)
+        out[f.name] = read_value(r, f, version, present, flexible) if member else f.default
+    is_flexible, flex_possible = cond(version, flexible, possible)
     if is_flexible:
         for _ in range(r.uvarint()):
             tag = r.uvarint()
             size = r.uvarint()
             for f in fields:
                 if f.tag == tag:
-                    valid = _intersect(f.versions, f.tagged)
+                    valid = intersect(f.versions, f.tagged)
                     if valid is None:
                         continue
-                    ok, present = version_test(version, valid, flex_possible)
+                    ok, present = cond(version, valid, flex_possible)
                     if not ok:
                         raise DecodeError(f"Tag {tag} is not valid for version {version}")
-                    out[f.name] = _read_value(r, f, version, present, flexible)
+                    out[f.name] = read_value(r, f, version, present, flexible, True)
                     break
             else:
                 r.array(size)
     return out
 
 
-def _read_value(r: Reader, f: Field, version: int, possible: Versions, flexible: Versions) -> Any:
+def read_value(
+    r: Reader, f: Field, version: int, possible: Versions, flexible: Versions, in_tag: bool = False
+) -> Any:
     t = f.type
     if t == "struct":
+        if cond(version, f.nullable, possible)[0] and (r.uvarint() <= 0 if in_tag else r.int8() < 0):
+            return None
         return read_struct(r, f.fields, version, possible, flexible)
-    reader = _PRIMITIVE.get(t)
+    reader = PRIMITIVE.get(t)
     if reader is not None:
         return reader(r)
-    compact, _ = version_test(version, flexible, possible)
-    nullable, _ = version_test(version, f.nullable, possible)
+    compact, _ = cond(version, flexible, possible)
+    nullable, _ = cond(version, f.nullable, possible)
     if t == "string":
         return r.string_field(f.name, compact, nullable)
     if t == "bytes":
@@ -224,7 +247,7 @@ def _read_value(r: Reader, f: Field, version: int, possible: Versions, flexible:
         return None
     elem = t[2:]
     if elem == "struct":
-        inner = _intersect(possible, f.versions)
+        inner = intersect(possible, f.versions)
         return [read_struct(r, f.fields, version, inner, flexible) for _ in range(length)]
     if elem == "string":
         name = f.name + " element"
@@ -234,11 +257,11 @@ def _read_value(r: Reader, f: Field, version: int, possible: Versions, flexible:
         return [r.bytes_field(name, compact, False, False) for _ in range(length)]
     if elem == "int32":
         return r.int32_list(length)
-    read_elem = _PRIMITIVE[elem]
+    read_elem = PRIMITIVE[elem]
     return [read_elem(r) for _ in range(length)]
 
 
-_PRIMITIVE = {
+PRIMITIVE = {
     "bool": Reader.boolean,
     "int8": Reader.int8,
     "int16": Reader.int16,
@@ -258,20 +281,20 @@ _PRIMITIVE = {
 def json_struct(fields: tuple[Field, ...], values: dict[str, Any], version: int, possible: Versions) -> str:
     parts = []
     for f in fields:
-        member, present = version_test(version, f.versions, possible)
+        member, present = cond(version, f.versions, possible)
         if not member:
             continue
         value = values[f.name]
-        tagged, inner = version_test(version, f.tagged, present)
+        tagged, inner = cond(version, f.tagged, present)
         if tagged:
-            if _is_default(f, value):
+            if is_default(f, value):
                 continue
             present = inner
-        parts.append(f'"{f.name}":{_json_value(f, f.type, value, version, present)}')
+        parts.append(f'"{f.name}":{json_value(f, f.type, value, version, present)}')
     return "{" + ",".join(parts) + "}"
 
 
-def _is_default(f: Field, value: Any) -> bool:
+def is_default(f: Field, value: Any) -> bool:
     """The generator's non-default test for tagged fields (null, empty, or equal to the default)."""
     if f.default is None:
         return value is None
@@ -282,9 +305,15 @@ def _is_default(f: Field, value: Any) -> bool:
     return bool(value == f.default)
 
 
-def _json_value(f: Field, t: str, value: Any, version: int, possible: Versions) -> str:
+class RawJson(str):
+    """A value whose JSON text is already written (a converter's node put in place of a field's)."""
+
+
+def json_value(f: Field, t: str, value: Any, version: int, possible: Versions) -> str:
     if value is None:
         return "null"
+    if isinstance(value, RawJson):
+        return value
     if t in ("int8", "int16", "uint16", "int32", "int64", "uint32"):
         return str(value)
     if t == "string":
@@ -301,9 +330,6 @@ def _json_value(f: Field, t: str, value: Any, version: int, possible: Versions) 
         return json_struct(f.fields, value, version, possible)
     elem = t[2:]
     if elem == "struct":
-        inner = _intersect(possible, f.versions)
+        inner = intersect(possible, f.versions)
         return "[" + ",".join(json_struct(f.fields, v, version, inner) for v in value) + "]"
-    return "[" + ",".join(_json_value(f, elem, v, version, possible) for v in value) + "]"
-
-
-# --------------------------------------------------------------------------------------------------
+    return "[" + ",".join(json_value(f, elem, v, version, possible) for v in value) + "]"
