@@ -13,7 +13,7 @@ segment files gives the offsets a coordinator would serve, without a broker:
   loaded one was appended earlier), ABORT drops them.  Transactions still open at the end of the
   log stay pending and are reported apart, never as committed;
 * the other record types of Kafka 4.0's group coordinator (3-16: the consumer- and share-group
-  records of KIP-848 and KIP-932, `offsets.GROUP_RECORD_TYPES`) carry no classic offsets nor classic
+  records of KIP-848 and KIP-932, `group_records.GROUP_RECORD_TYPES`) carry no classic offsets nor classic
   group metadata and are passed over (a consumer-protocol group's offsets are plain offset
   commits); any other key version is reported, as the broker refuses to load it.
 
