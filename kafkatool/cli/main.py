@@ -21,6 +21,8 @@ COMMANDS = {
     "compact": "compact",
     "reassign": "reassign",
     "elect": "elect",
+    "topics": "topics",
+    "configs": "configs",
     "offsets": "offsets",
     "spark-scan": "sparkscan",
     "replicas": "replicas",
