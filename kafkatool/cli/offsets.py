@@ -799,4 +799,5 @@ def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, 
     return bo.list_offsets({tp: spec for tp in tps}) if tps else {}
 
 
+from kafkatool.cli import offsets_owners as _offsets_owners  # noqa: E402,F401 - registers `offsets owners`
 from kafkatool.cli import offsets_watch as _offsets_watch  # noqa: E402,F401 - registers `offsets watch`
