@@ -203,11 +203,13 @@ def _assignment_text(assignment: dict[int, list[int]]) -> str:
 def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, assignment: Any, configs: dict[str, str],
             rack_aware: bool, seed: int | None, if_not_exists: bool, dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.javarandom import JavaRandom
-    from kafkatool.cluster.topics import TopicExistsError, plan_create
+    from kafkatool.cluster.topics import COLLISION_WARNING, TopicExistsError, has_collision_chars, plan_create
     from kafkatool.cluster.topics_backend import admin_create, zk_create
 
     zk = cluster.kind == "zookeeper"
     out: list[str] = []
+    if has_collision_chars(topic) and fmt == "text":  # Kafka warns before it validates anything
+        sys.stdout.write(COLLISION_WARNING + "\n")
     try:
         plan = plan_create(topic, _all_topics(cluster), cluster.brokers(), partitions, rf, assignment, configs,
                            rack_aware, JavaRandom(seed) if seed is not None else None)
@@ -216,7 +218,6 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
             _report(fmt, [], [{"action": "create", "topic": topic, "status": "exists"}])
             return
         raise
-    out += plan.warnings
     if dry_run:
         out.append(f"dry run: nothing is changed. Would create topic {topic} with {len(plan.assignment)} partitions, "
                    f"replication factor {len(plan.assignment[0])}: {_assignment_text(plan.assignment)}"

@@ -301,7 +301,7 @@ def admin_describe(cluster: Any, names: Sequence[str], release: Release) -> tupl
     moves = _reassignments(cluster)
     elr = _elr_of(cluster, list(names)) if release.at_least("4.0") and has_api(cluster, 75) else {}
     out = []
-    for n in admin_topic_order(list(names)):
+    for n in admin_topic_order(list(names), release):
         t = by_name[n]
         parts = []
         for p in sorted(t.get("partitions", []), key=lambda p: p["partition_index"]):

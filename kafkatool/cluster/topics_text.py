@@ -19,13 +19,18 @@ from kafkatool.release import Release
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
-def admin_topic_order(names: Sequence[str]) -> list[str]:
-    """`allTopicNames()`: a `new HashMap<>(n)` filled from another of the same size, in sorted order."""
+def admin_topic_order(names: Sequence[str], release: Release) -> list[str]:
+    """`allTopicNames()`' order: the client fills `new HashMap<>(n)` with the sorted names; 4.0 copies it
+    (`new HashMap<>(map)`); `DescribeTopicsResult.all` copies that into another `new HashMap<>(n)`."""
     n = len(names)
     if n == 0:
         return []
     cap = javaorder.grown_capacity(n, javaorder.table_size_for(n))
-    return javaorder.string_set_order(sorted(names), cap)
+    order = javaorder.string_set_order(sorted(names), cap)
+    if release.at_least("4.0"):
+        copy = javaorder.table_size_for(int(n / javaorder.LOAD_FACTOR + 1))  # HashMap(Map): no 16 floor
+        order = javaorder.string_set_order(order, javaorder.grown_capacity(n, copy))
+    return javaorder.string_set_order(order, cap)
 
 
 def config_entries_order(names: Sequence[str]) -> list[str]:
