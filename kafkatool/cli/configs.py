@@ -158,6 +158,7 @@ def _check_topic(cluster: Any, name: str) -> None:
 
 def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.configs import (
+        admin_alter,
         admin_dynamic,
         alter_done_text,
         check_zk_broker_alter,
@@ -187,9 +188,10 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         else:
             render_rows([row], fmt)
         return
-    if not zk and entity.is_default:
-        change.name = ""  # the Admin API names the cluster default with an empty broker id
-    cluster.alter_configs([change])
+    if zk:
+        cluster.alter_configs([change])
+    else:
+        admin_alter(cluster, change)
     if fmt == "text":
         sys.stdout.write(alter_done_text(entity, zk))
     else:

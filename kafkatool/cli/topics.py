@@ -175,10 +175,10 @@ def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: An
     if pattern is not None and not names and not if_exists and cluster.kind != "zookeeper":
         raise _not_found(cluster, pattern)
     if cluster.kind == "zookeeper":
-        from kafkatool.cluster.topics_backend import zk_describe
+        from kafkatool.cluster.topics_backend import cluster_brokers, zk_describe
 
         topics = zk_describe(cluster, names)
-        live = {b.id for b in cluster.brokers()}
+        live = {b.id for b in cluster_brokers(cluster)}
         text, matched = (describe_zk_text(topics, flt, live) if fmt == "text" else ("", 0))
     else:
         from kafkatool.cluster.topics_backend import admin_describe
@@ -204,14 +204,14 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
             rack_aware: bool, seed: int | None, if_not_exists: bool, dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.javarandom import JavaRandom
     from kafkatool.cluster.topics import COLLISION_WARNING, TopicExistsError, has_collision_chars, plan_create
-    from kafkatool.cluster.topics_backend import admin_create, zk_create
+    from kafkatool.cluster.topics_backend import admin_create, cluster_brokers, zk_create
 
     zk = cluster.kind == "zookeeper"
     out: list[str] = []
     if has_collision_chars(topic) and fmt == "text":  # Kafka warns before it validates anything
         sys.stdout.write(COLLISION_WARNING + "\n")
     try:
-        plan = plan_create(topic, _all_topics(cluster), cluster.brokers(), partitions, rf, assignment, configs,
+        plan = plan_create(topic, _all_topics(cluster), cluster_brokers(cluster), partitions, rf, assignment, configs,
                            rack_aware, JavaRandom(seed) if seed is not None else None)
     except TopicExistsError:
         if if_not_exists:
@@ -238,7 +238,12 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
 def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aware: bool, if_exists: bool,
            dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.topics import plan_add_partitions
-    from kafkatool.cluster.topics_backend import admin_add_partitions, current_assignment, zk_add_partitions
+    from kafkatool.cluster.topics_backend import (
+        admin_add_partitions,
+        cluster_brokers,
+        current_assignment,
+        zk_add_partitions,
+    )
 
     zk = cluster.kind == "zookeeper"
     names = _matching(cluster, pattern, False)
@@ -246,7 +251,7 @@ def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aw
         if if_exists:
             return
         raise _not_found(cluster, pattern)
-    brokers = cluster.brokers()
+    brokers = cluster_brokers(cluster)
     out: list[str] = []
     rows = []
     for name in names:

@@ -176,7 +176,9 @@ def admin_entities(cluster: Any, entity_type: str) -> list[Entity]:
         from kafkatool.cluster.topics_backend import admin_list
 
         return [Entity("topics", n) for n in javaorder.string_set_order(admin_list(cluster))]
-    return [Entity("brokers", str(b.id)) for b in cluster.brokers()] + [Entity("brokers", DEFAULT_ENTITY)]
+    from kafkatool.cluster.topics_backend import cluster_brokers
+
+    return [Entity("brokers", str(b.id)) for b in cluster_brokers(cluster)] + [Entity("brokers", DEFAULT_ENTITY)]
 
 
 # -- writes --------------------------------------------------------------------------------------------
@@ -192,12 +194,35 @@ def plan_alter(entity: Entity, current: dict[str, str], add: dict[str, str], del
     return ConfigChange(entity.type, entity.name, set=dict(add), delete=list(delete))
 
 
+def admin_alter(cluster: Any, change: ConfigChange) -> None:
+    """IncrementalAlterConfigs for one entity, sent where the Java client sends it (a broker's own configs
+    to that broker; topics and the cluster default to any broker)."""
+    from kafka.errors import for_code
+    from kafka.protocol.admin import IncrementalAlterConfigsRequest as R
+
+    from kafkatool.cluster.topics_backend import _send
+
+    default = change.entity == "brokers" and change.name == DEFAULT_ENTITY
+    name = "" if default else change.name
+    res = R.AlterConfigsResource
+    ops = [res.AlterableConfig(name=k, config_operation=0, value=v) for k, v in change.set.items()]
+    ops += [res.AlterableConfig(name=k, config_operation=1, value=None) for k in change.delete]
+    request = R(resources=[res(resource_type=2 if change.entity == "topics" else 4, resource_name=name, configs=ops)],
+                validate_only=False)
+    node = int(name) if change.entity == "brokers" and not default else None
+    response = _send(cluster, "alter configs", request, node_id=node)
+    for r in response.responses:
+        if r.error_code:
+            err = for_code(r.error_code)
+            raise ConfigInputError(r.error_message or getattr(err, "description", "") or err.__name__)
+
+
 def check_zk_broker_alter(cluster: Any, entity: Entity, add: dict[str, str]) -> None:
     """Kafka 2.x: other broker configs than the replication quotas need the broker(s) stopped."""
     dynamic = [k for k in add if k not in ZK_RUNNING_BROKER_CONFIGS]
     if entity.type != "brokers" or not dynamic:
         return
-    running = {str(b.id) for b in cluster.brokers()}
+    running = {str(b.id) for b in cluster.brokers()}  # ZooKeeper registrations
     names = f"Set({', '.join(dynamic)})"
     info = ("Broker configuraton updates using ZooKeeper are supported for bootstrapping before brokers are started "
             "to enable encrypted password configs to be stored in ZooKeeper.")

@@ -20,6 +20,7 @@ from typing import Any
 
 from kafkatool.cluster.backend import Cluster, ClusterInputError, UnknownTopicsError
 from kafkatool.cluster.connect import ClusterError
+from kafkatool.cluster.model import Broker
 from kafkatool.cluster.topics import (
     AlterPlan,
     ConfigEntry,
@@ -254,8 +255,24 @@ def entries_from_response(configs: Sequence[Any], version: int) -> list[ConfigEn
     return [by_name[n] for n in config_entries_order(list(by_name))]
 
 
-def _live_brokers(cluster: Any) -> set[int]:
-    return {b.id for b in cluster.brokers()}
+def _metadata(cluster: Any, names: Sequence[str] | None) -> dict[str, Any]:
+    """One Metadata request: brokers (with racks) and the topics asked for (kafka-python's dict)."""
+    client = cluster.client
+    topics = None if names is None else list(names)
+    return cluster._call("describe topics", client._manager.run, client._get_cluster_metadata, topics)  # type: ignore[no-any-return]
+
+
+def _brokers_of(metadata: dict[str, Any]) -> list[Broker]:
+    return sorted((Broker(int(b["node_id"]), b.get("host") or "", int(b.get("port", -1)), b.get("rack"))
+                   for b in metadata.get("brokers", [])), key=lambda b: b.id)
+
+
+def cluster_brokers(cluster: Any) -> list[Broker]:
+    """Live brokers by id: ZooKeeper registrations, or the Metadata answer's brokers (what Kafka's tools
+    get from describeCluster; Metadata is there for every broker release)."""
+    if cluster.kind == "zookeeper":
+        return list(cluster.brokers())
+    return _brokers_of(_metadata(cluster, []))
 
 
 def _reassignments(cluster: Any) -> dict[tuple[str, int], tuple[list[int], list[int]]]:
@@ -289,14 +306,14 @@ def _elr_of(cluster: Any, names: Sequence[str]) -> dict[tuple[str, int], tuple[l
 def admin_describe(cluster: Any, names: Sequence[str], release: Release) -> tuple[list[TopicDescription], set[int]]:
     """Descriptions in the order Kafka's tool prints them, and the live broker ids."""
     if not names:
-        return [], _live_brokers(cluster)
-    meta = cluster._call("describe topics", cluster.client.describe_topics, list(names))
-    by_name = {t["name"]: t for t in meta}
+        return [], {b.id for b in cluster_brokers(cluster)}
+    metadata = _metadata(cluster, names)
+    by_name = {t["name"]: t for t in metadata["topics"]}
     for n in names:
         t = by_name.get(n)
         if t is None or t.get("error_code"):
             raise UnknownTopicsError(f"Topic '{n}' does not exist as expected")
-    metadata_brokers = _live_brokers(cluster)
+    metadata_brokers = {b.id for b in _brokers_of(metadata)}
     configs = _configs_of(cluster, list(names))
     moves = _reassignments(cluster)
     elr = _elr_of(cluster, list(names)) if release.at_least("4.0") and has_api(cluster, 75) else {}

@@ -50,6 +50,21 @@ if hasattr(fake_admin, "REQUESTS"):  # the old layer decodes only the requests i
         fake_admin.REQUESTS.setdefault(_cls.API_KEY, _cls)
 
 
+def real_broker_table(release: str) -> dict[int, tuple[int, int]]:
+    """A real broker's ApiVersions ranges, from the shared fixtures (skips the test when absent)."""
+    import json
+
+    import pytest
+
+    from tests.conftest import FIXTURES
+
+    path = FIXTURES / "brokers" / f"kafka-{release}.api_versions.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (the shared fixtures hold real brokers' ApiVersions answers)")
+    apis = json.loads(path.read_text())["apis"]
+    return {int(a["key"]): (int(a["min"]), int(a["max"])) for a in apis.values()}
+
+
 def _response(cls: Any) -> Any:
     body = getattr(fake_admin, "BODY", None)
     return body if body is not None else cls
@@ -58,8 +73,11 @@ def _response(cls: Any) -> Any:
 class FakeTopicsKafka(FakeKafka):
     """FakeKafka that also creates, grows and deletes topics; `topic_ids` maps names to UUIDs."""
 
-    def __init__(self, *args: Any, elr: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, elr: bool = True, real_broker: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # advertise a real broker's ApiVersions answer (shared/fixtures/brokers) so the client negotiates,
+        # and infers the broker's release, exactly as with that broker
+        self.real_table = real_broker_table(real_broker) if real_broker else None
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.elr: dict[tuple[str, int], tuple[list[int] | None, list[int] | None]] = {}
         self.serve_elr = elr
@@ -70,6 +88,9 @@ class FakeTopicsKafka(FakeKafka):
 
     def _on_18(self, broker: int, req: Any) -> Any:
         response = super()._on_18(broker, req)
+        if self.real_table is not None and hasattr(response, "api_keys") and response.api_keys:
+            cls = type(response.api_keys[0])
+            response.api_keys = [cls(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(self.real_table.items())]
         if not self.serve_elr:  # a broker before 3.7: no DescribeTopicPartitions
             response.api_keys = [k for k in response.api_keys if k.api_key != DescribeTopicPartitionsRequest.API_KEY]
         return response
@@ -90,6 +111,10 @@ class FakeTopicsKafka(FakeKafka):
         response = super()._on_32(broker, req)
         R = _response(DescribeConfigsResponse)
         for res in response.results:
+            for c in res.configs:
+                if c.config_source in (1, 2, 3):  # a dynamic value is its own first synonym
+                    c.synonyms = [R.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
+                        name=c.name, value=c.value, source=c.config_source)]
             if res.resource_type != TOPIC or res.error_code:
                 continue
             dynamic = [c for c in res.configs if c.config_source != DEFAULT_CONFIG]
@@ -102,9 +127,6 @@ class FakeTopicsKafka(FakeKafka):
                 name=k, value=v, read_only=False, config_source=DEFAULT_CONFIG, is_default=True, is_sensitive=False,
                 synonyms=[], config_type=2, documentation=None)
                 for k, v in TOPIC_DEFAULTS.items() if k not in named and (wanted is None or k in wanted)]
-            for c in dynamic:
-                c.synonyms = [R.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
-                    name=c.name, value=c.value, source=c.config_source)]
             res.configs = dynamic + defaults
         return response
 
