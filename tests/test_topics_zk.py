@@ -230,3 +230,26 @@ def test_offsets_owners_verify_as_verifyconsumerrebalance(kafka: ZkKafka) -> Non
     r = run_kafkatool("offsets", "owners", "--zookeeper", kafka.connect, "--group", "g", "--verify")
     assert (r.code, r.out.splitlines()[-1]) == (0, "Rebalance operation successful !")
     assert r.out.splitlines()[0].split() == ["TOPIC", "PARTITION", "OWNER", "STATUS"]
+
+
+def test_unknown_topic_config_names_are_refused_over_zookeeper(kafka: ZkKafka) -> None:
+    r = topics(kafka, "--create", "--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "retention=5")
+    assert (r.code, r.err) == (2, "kafkatool: topics: Unknown topic config name: retention\n")
+    assert not kafka.zk.exists("/brokers/topics/t")
+    r = configs(kafka, "--alter", "--topic", "orders", "--add-config", "retention=5")
+    assert (r.code, r.err) == (2, "kafkatool: configs: Unknown topic config name: retention\n")
+
+
+def test_under_replicated_over_zookeeper_counts_every_assigned_replica(zk_chroot: str) -> None:
+    """Kafka 2.1: ISR shorter than the replica list, adding replicas included (3.3 leaves them out)."""
+    k = ZkKafka(zk_chroot, topic_version=2)
+    try:
+        for b in (1, 2, 3):
+            k.add_broker(b)
+        k.create_topic("t", {0: [1, 2]})
+        k.set_assignment("t", {0: [1, 2, 3]}, adding={0: [3]}, removing={})
+        k.set_state("t", 0, 1, [1, 2])
+        r = topics(k, "--describe", "--under-replicated-partitions")
+        assert (r.code, r.out) == (1, "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\n")
+    finally:
+        k.close()

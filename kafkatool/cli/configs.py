@@ -158,6 +158,7 @@ def _check_topic(cluster: Any, name: str) -> None:
 
 def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.configs import (
+        ConfigInputError,
         admin_alter,
         admin_dynamic,
         alter_done_text,
@@ -165,6 +166,7 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         plan_alter,
         zk_configs,
     )
+    from kafkatool.cluster.topics import TopicError, check_zk_topic_config_names
     from kafkatool.cluster.topics_backend import require_api
 
     zk = cluster.kind == "zookeeper"
@@ -172,6 +174,11 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         _check_topic(cluster, entity.name)
     if zk:
         check_zk_broker_alter(cluster, entity, add)
+        if entity.type == "topics":
+            try:
+                check_zk_topic_config_names(add)
+            except TopicError as exc:
+                raise ConfigInputError(str(exc)) from None
         current = dict(zk_configs(cluster, entity))
     else:
         require_api(cluster, 44, "configs --alter")

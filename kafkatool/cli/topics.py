@@ -189,7 +189,7 @@ def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: An
     if fmt == "text":
         sys.stdout.write(text)
     else:
-        rows, matched = describe_rows(topics, flt, live)
+        rows, matched = describe_rows(topics, flt, live, legacy=cluster.kind == "zookeeper")
         render_rows(rows, fmt)
     if (flt.partition_filter or flt.with_overrides) and matched:
         sys.stdout.flush()
@@ -203,13 +203,21 @@ def _assignment_text(assignment: dict[int, list[int]]) -> str:
 def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, assignment: Any, configs: dict[str, str],
             rack_aware: bool, seed: int | None, if_not_exists: bool, dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.javarandom import JavaRandom
-    from kafkatool.cluster.topics import COLLISION_WARNING, TopicExistsError, has_collision_chars, plan_create
+    from kafkatool.cluster.topics import (
+        COLLISION_WARNING,
+        TopicExistsError,
+        check_zk_topic_config_names,
+        has_collision_chars,
+        plan_create,
+    )
     from kafkatool.cluster.topics_backend import admin_create, cluster_brokers, zk_create
 
     zk = cluster.kind == "zookeeper"
     out: list[str] = []
     if has_collision_chars(topic) and fmt == "text":  # Kafka warns before it validates anything
         sys.stdout.write(COLLISION_WARNING + "\n")
+    if zk:  # no broker checks config names on this path
+        check_zk_topic_config_names(configs)
     try:
         plan = plan_create(topic, _all_topics(cluster), cluster_brokers(cluster), partitions, rf, assignment, configs,
                            rack_aware, JavaRandom(seed) if seed is not None else None)

@@ -38,6 +38,23 @@ PARTITIONS_WARNING = (
 )
 MIN_ISR = "min.insync.replicas"
 
+#: The topic configs of Kafka 2.1 (`LogConfig.configNames`): over ZooKeeper nothing else checks names,
+#: so kafkatool refuses others as the ZooKeeper-era tools did (`Unknown topic config name: …`).
+ZK_TOPIC_CONFIGS = frozenset({
+    "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
+    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "file.delete.delay.ms",
+    "delete.retention.ms", "min.compaction.lag.ms", "min.cleanable.dirty.ratio", "cleanup.policy",
+    "unclean.leader.election.enable", "min.insync.replicas", "compression.type", "preallocate",
+    "message.format.version", "message.timestamp.type", "message.timestamp.difference.max.ms",
+    "message.downconversion.enable", "leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
+})
+
+
+def check_zk_topic_config_names(names: Iterable[str]) -> None:
+    for name in names:
+        if name not in ZK_TOPIC_CONFIGS:
+            raise TopicError(f"Unknown topic config name: {name}")
+
 
 class TopicError(ValueError):
     """Kafka refuses the request (its message); a usage error for the CLI."""
@@ -192,12 +209,14 @@ class DescribeFilter:
     def describe_partitions(self) -> bool:
         return not self.with_overrides
 
-    def reasons(self, td: TopicDescription, p: PartitionDescription, live: set[int], min_isr_default: int | None = None) -> list[str]:
-        """Which selected filters `p` matches (Kafka's DescribeOptions/PartitionDescription rules)."""
+    def reasons(self, td: TopicDescription, p: PartitionDescription, live: set[int], legacy: bool = False) -> list[str]:
+        """Which selected filters `p` matches (Kafka 3.3's DescribeOptions/PartitionDescription rules; with
+        `legacy` Kafka 2.1's: under-replicated means an ISR shorter than the whole replica list)."""
         out = []
-        min_isr = td.min_isr() if td.min_isr() is not None else min_isr_default
+        min_isr = td.min_isr()
         no_leader = p.leader is None
-        if self.under_replicated and p.replication_factor() - len(p.isr) > 0:
+        rf = len(p.replicas) if legacy else p.replication_factor()
+        if self.under_replicated and rf - len(p.isr) > 0:
             out.append("under_replicated")
         if self.unavailable and (no_leader or p.leader not in live):
             out.append("unavailable")

@@ -104,7 +104,7 @@ def describe_zk_text(topics: Sequence[TopicDescription], flt: DescribeFilter, li
                        + ("\tMarkedForDeletion:true" if td.marked_for_deletion else "") + "\n")
         if flt.describe_partitions:
             for p in td.partitions:
-                hit = bool(flt.reasons(td, p, live))
+                hit = bool(flt.reasons(td, p, live, legacy=True))
                 matched += hit
                 if flt.describe_configs or hit:
                     mark = "\tMarkedForDeletion: true" if td.marked_for_deletion and not flt.describe_configs else ""
@@ -133,7 +133,8 @@ def partition_row(td: TopicDescription, p: PartitionDescription, reasons: list[s
     }
 
 
-def describe_rows(topics: Sequence[TopicDescription], flt: DescribeFilter, live: set[int]) -> tuple[list[dict[str, object]], int]:
+def describe_rows(topics: Sequence[TopicDescription], flt: DescribeFilter, live: set[int],
+                  legacy: bool = False) -> tuple[list[dict[str, object]], int]:
     """One `topic` row per topic shown and one `partition` row per partition shown (the same selection as text)."""
     rows: list[dict[str, object]] = []
     matched = 0
@@ -146,7 +147,7 @@ def describe_rows(topics: Sequence[TopicDescription], flt: DescribeFilter, live:
             matched += 1
         if flt.describe_partitions:
             for p in td.partitions:
-                reasons = flt.reasons(td, p, live)
+                reasons = flt.reasons(td, p, live, legacy)
                 matched += bool(reasons)
                 if flt.describe_configs or reasons:
                     rows.append(partition_row(td, p, reasons))
