@@ -174,3 +174,16 @@ def test_configs_describe_and_alter_are_kafka_33s(k33: FakeTopicsKafka) -> None:
     r = configs(k33, "--alter", "--broker-defaults", "--add-config", "follower.replication.throttled.rate=5")
     assert (r.code, r.out) == (0, "Completed updating default config for brokers in the cluster.\n")
     assert k33.config("brokers", "") == {"follower.replication.throttled.rate": "5"}
+
+
+def test_writes_follow_a_moved_controller(k33: FakeTopicsKafka) -> None:
+    """The client asks the controller it knows; after a NOT_CONTROLLER answer it refreshes and asks again."""
+    from kafkatool.cluster.backend import open_cluster
+    from kafkatool.cluster.topics import CreatePlan
+    from kafkatool.cluster.topics_backend import admin_create
+
+    with open_cluster(bootstrap_server=k33.bootstrap, timeout=5) as c:
+        c.topics()
+        c.client._controller_id = 1  # stale: broker 2 is the controller
+        admin_create(c, CreatePlan("moved", {0: [1, 2]}, {}))
+    assert k33.assignment("moved") == {0: [1, 2]}

@@ -213,11 +213,15 @@ def admin_list(cluster: Any) -> list[str]:
     return sorted(cluster._call("list topics", cluster.client.list_topics))
 
 
-def _send(cluster: Any, what: str, request: Any, controller: bool = False, node_id: int | None = None) -> Any:
-    """One request (to the controller, to a broker, or to any), bounded by the cluster's timeout."""
+def _send(cluster: Any, what: str, request: Any, controller: Any = None, node_id: int | None = None) -> Any:
+    """One request (to a broker, to any, or with `controller` = a function yielding the response's error
+    classes, to the controller, asked again once when it answers NOT_CONTROLLER), bounded by the timeout."""
     client = cluster.client
-    if controller:
-        return cluster._call(what, client._manager.run, client._send_request_to_controller, request, lambda r: (), False)
+    if controller is not None:
+        try:
+            return cluster._call(what, client._manager.run, client._send_request_to_controller, request, controller, False)
+        except RuntimeError as exc:  # kafka-python: "Failed to find active controller id!"
+            raise ClusterError(f"{what}: {exc}") from None
     if node_id is not None:
         return cluster._call(what, client._manager.run, client._manager.send, request, node_id)
     return cluster._call(what, client._manager.run, client._manager.send, request)
@@ -340,6 +344,13 @@ def admin_describe(cluster: Any, names: Sequence[str], release: Release) -> tupl
     return out, metadata_brokers
 
 
+def _error_classes(field: str) -> Any:
+    """The error classes of a response's per-topic results (kafka-python retries NOT_CONTROLLER with them)."""
+    from kafka.errors import for_code
+
+    return lambda response: [for_code(r.error_code) for r in getattr(response, field)]
+
+
 def _errors(results: Sequence[Any], name_attr: str = "name") -> None:
     from kafka.errors import for_code
 
@@ -367,7 +378,7 @@ def admin_create(cluster: Any, plan: CreatePlan) -> None:
         assignments=[T.CreatableReplicaAssignment(partition_index=p, broker_ids=r) for p, r in sorted(plan.assignment.items())],
         configs=[T.CreatableTopicConfig(name=k, value=v) for k, v in plan.configs.items()],
     )], timeout_ms=cluster.timeout_ms, validate_only=False)
-    _errors(_send(cluster, "create topics", request, controller=True).topics)
+    _errors(_send(cluster, "create topics", request, controller=_error_classes("topics")).topics)
 
 
 def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:
@@ -378,7 +389,7 @@ def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:
     request = R(topics=[T(name=plan.topic, count=plan.current + len(plan.new_partitions), assignments=[
         T.CreatePartitionsAssignment(broker_ids=r) for _, r in sorted(plan.new_partitions.items())])],
         timeout_ms=cluster.timeout_ms, validate_only=False)
-    _errors(_send(cluster, "create partitions", request, controller=True).results)
+    _errors(_send(cluster, "create partitions", request, controller=_error_classes("results")).results)
 
 
 def admin_delete(cluster: Any, topics: Sequence[str]) -> None:
@@ -387,7 +398,7 @@ def admin_delete(cluster: Any, topics: Sequence[str]) -> None:
     require_api(cluster, 20, "--delete")
     request = R(topics=[R.DeleteTopicState(name=t) for t in topics], topic_names=list(topics),
                 timeout_ms=cluster.timeout_ms)
-    _errors(_send(cluster, "delete topics", request, controller=True).responses)
+    _errors(_send(cluster, "delete topics", request, controller=_error_classes("responses")).responses)
 
 
 def current_assignment(cluster: Cluster, topic: str) -> dict[int, list[int]]:

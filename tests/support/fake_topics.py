@@ -29,6 +29,7 @@ from tests.support import fake_admin
 from tests.support.fake_admin import (
     DEFAULT_CONFIG,
     NONE,
+    NOT_CONTROLLER,
     TOPIC,
     UNKNOWN_TOPIC_OR_PARTITION,
     FakeKafka,
@@ -136,7 +137,7 @@ class FakeTopicsKafka(FakeKafka):
         R = _response(CreateTopicsResponse)
         out = []
         for t in req.topics:
-            code, message = self._create_one(t, req.validate_only)
+            code, message = self._create_one(t, req.validate_only) if broker == self.controller_id else (NOT_CONTROLLER, None)
             out.append(R.CreatableTopicResult(name=t.name, topic_id=self.topic_ids.get(t.name, uuid.UUID(int=0)),
                                               error_code=code, error_message=message, topic_config_error_code=0,
                                               num_partitions=-1, replication_factor=-1, configs=None))
@@ -176,7 +177,9 @@ class FakeTopicsKafka(FakeKafka):
         for t in req.topics:
             parts = self.topics.get(t.name)
             code, message = NONE, None
-            if parts is None:
+            if broker != self.controller_id:
+                code = NOT_CONTROLLER
+            elif parts is None:
                 code, message = UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
             elif t.count <= len(parts):
                 code, message = INVALID_PARTITIONS, (f"Topic currently has {len(parts)} partitions, which is higher "
@@ -197,7 +200,9 @@ class FakeTopicsKafka(FakeKafka):
         names = [t.name for t in req.topics] if req.topics else list(req.topic_names or [])
         out = []
         for name in names:
-            if name in self.topics:
+            if broker != self.controller_id:
+                code, message = NOT_CONTROLLER, None
+            elif name in self.topics:
                 del self.topics[name]
                 self.configs.pop((TOPIC, name), None)
                 code, message = NONE, None
