@@ -313,6 +313,7 @@ _kafkatool() {
         "topics")
             case "$prev" in
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --replication-factor) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --replica-assignment) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -324,7 +325,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --exclude-internal --partitions --replication-factor --replica-assignment --config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

@@ -276,6 +276,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l create -d 'Crea
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l alter -d 'Add partitions to a topic (--partitions).'
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l delete -d 'Delete a topic.'
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l topic -r -F -d 'The topic; a regular expression except for --create (\',\' means \'|\').'
+complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l topic-id -r -F -d '--describe the topic with this id (Admin API; wins over --topic).'
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l exclude-internal -d 'Leave out internal topics (--list, --describe).'
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l partitions -r -F -d 'Partitions of the new topic, or the new total (--alter).'
 complete -c kafkatool -n '__fish_seen_subcommand_from topics' -l replication-factor -r -F -d 'Replicas per partition (--create).'

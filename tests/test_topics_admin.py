@@ -187,3 +187,10 @@ def test_writes_follow_a_moved_controller(k33: FakeTopicsKafka) -> None:
         c.client._controller_id = 1  # stale: broker 2 is the controller
         admin_create(c, CreatePlan("moved", {0: [1, 2]}, {}))
     assert k33.assignment("moved") == {0: [1, 2]}
+
+
+def test_describe_by_topic_id(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--describe", "--topic-id", tid(k33, "audit"), "--topic", "orders")
+    assert r.code == 0 and r.out.startswith(f"Topic: audit\tTopicId: {tid(k33, 'audit')}\t")
+    r = topics(k33, "--describe", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAQ")
+    assert (r.code, r.err) == (2, "kafkatool: topics: TopicId 'AAAAAAAAAAAAAAAAAAAAAQ' does not exist as expected\n")

@@ -54,6 +54,8 @@ def topics(
     delete: bool = typer.Option(False, "--delete", help="Delete a topic."),
     topic: str | None = typer.Option(
         None, "--topic", help="The topic; a regular expression except for --create (',' means '|')."),
+    topic_id: str | None = typer.Option(
+        None, "--topic-id", help="--describe the topic with this id (Admin API; wins over --topic)."),
     exclude_internal: bool = typer.Option(False, "--exclude-internal", help="Leave out internal topics (--list, --describe)."),
     partitions: int | None = typer.Option(None, "--partitions", help="Partitions of the new topic, or the new total (--alter)."),
     replication_factor: int | None = typer.Option(None, "--replication-factor", help="Replicas per partition (--create)."),
@@ -110,7 +112,9 @@ def topics(
             if action == "list":
                 _list(cluster, topic, exclude_internal, output_format)
             elif action == "describe":
-                _describe(cluster, topic, exclude_internal, flt, if_exists, output_format)
+                if topic_id and cluster.kind == "zookeeper":
+                    raise CliError("topics: --topic-id needs --bootstrap-server (ZooKeeper clusters have no topic ids)")
+                _describe(cluster, topic, exclude_internal, flt, if_exists, output_format, topic_id)
             elif action == "create":
                 _create(cluster, topic or "", partitions, replication_factor, assignment, configs,
                         not disable_rack_aware, seed, if_not_exists, dry_run, output_format)
@@ -168,11 +172,20 @@ def _text_release(cluster: Any) -> Any:
     return release.text_release(broker_versions(cluster)[0])
 
 
-def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: Any, if_exists: bool, fmt: str) -> None:
-    from kafkatool.cluster.topics_text import describe_admin_text, describe_rows, describe_zk_text
+def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: Any, if_exists: bool, fmt: str,
+              topic_id: str | None = None) -> None:
+    from kafkatool.cluster.topics_text import ZERO_UUID, describe_admin_text, describe_rows, describe_zk_text
 
-    names = _matching(cluster, pattern, exclude_internal)
-    if pattern is not None and not names and not if_exists and cluster.kind != "zookeeper":
+    if topic_id and topic_id != ZERO_UUID:  # Kafka 3.3: a non-zero --topic-id wins over --topic
+        from kafkatool.cluster.topics import is_internal
+        from kafkatool.cluster.topics_backend import topic_ids
+
+        names = [n for n, i in topic_ids(cluster).items() if i == topic_id and not (exclude_internal and is_internal(n))]
+        if not names and not if_exists:
+            raise CliError(f"topics: TopicId '{topic_id}' does not exist as expected", EXIT_USAGE)
+    else:
+        names = _matching(cluster, pattern, exclude_internal)
+    if pattern is not None and not topic_id and not names and not if_exists and cluster.kind != "zookeeper":
         raise _not_found(cluster, pattern)
     if cluster.kind == "zookeeper":
         from kafkatool.cluster.topics_backend import cluster_brokers, zk_describe

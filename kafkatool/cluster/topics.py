@@ -267,7 +267,6 @@ class CreatePlan:
     topic: str
     assignment: dict[int, list[int]]
     configs: dict[str, str]
-    warnings: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, object]:
         return {"action": "create", "topic": self.topic, "partitions": len(self.assignment),
@@ -296,10 +295,9 @@ def broker_metadatas(brokers: Sequence[Broker], rack_aware: bool) -> list[Broker
     return sorted((BrokerMetadata(b.id, b.rack if rack_aware and b.rack else None) for b in brokers), key=lambda m: m.id)
 
 
-def check_new_topic(topic: str, existing: Iterable[str]) -> list[str]:
-    """Name rules and collisions (`validateCreateOrUpdateTopic`); returns the WARNING lines to print first."""
+def check_new_topic(topic: str, existing: Iterable[str]) -> None:
+    """Name rules and collisions (`validateCreateOrUpdateTopic`); the caller prints COLLISION_WARNING first."""
     existing = list(existing)
-    warnings = [COLLISION_WARNING] if has_collision_chars(topic) else []
     validate_name(topic)
     if topic in existing:
         raise TopicExistsError(f"Topic '{topic}' already exists.")
@@ -307,7 +305,6 @@ def check_new_topic(topic: str, existing: Iterable[str]) -> list[str]:
         colliding = [t for t in existing if collides(topic, t)]
         if colliding:
             raise TopicError(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
-    return warnings
 
 
 def plan_create(
@@ -326,7 +323,7 @@ def plan_create(
         raise TopicError(f"The replication factor must be between 1 and {SHORT_MAX} inclusive")
     if partitions is not None and partitions < 1:
         raise TopicError("The partitions must be greater than 0")
-    warnings = check_new_topic(topic, existing)
+    check_new_topic(topic, existing)
     if replica_assignment is not None:
         live = {b.id for b in brokers}
         for p, reps in replica_assignment.items():
@@ -344,7 +341,7 @@ def plan_create(
                                                     replication_factor, rng=rng)
         except AssignmentError as exc:
             raise TopicError(str(exc)) from None
-    return CreatePlan(topic, assignment, dict(configs), warnings)
+    return CreatePlan(topic, assignment, dict(configs))
 
 
 def plan_add_partitions(

@@ -209,6 +209,11 @@ def has_api(cluster: Any, key: int) -> bool:
     return key in broker_versions(cluster)[1]
 
 
+def topic_ids(cluster: Any) -> dict[str, str | None]:
+    """Every topic's id (Kafka's text form; None before Kafka 2.8's Metadata v10)."""
+    return {t["name"]: uuid_text(t.get("topic_id")) for t in _metadata(cluster, None)["topics"]}
+
+
 def admin_list(cluster: Any) -> list[str]:
     return sorted(cluster._call("list topics", cluster.client.list_topics))
 
