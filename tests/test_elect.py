@@ -18,15 +18,27 @@ from kafkatool.cluster.elect import (
 from kafkatool.cluster.model import Broker, PartitionState, TopicPartition
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import FakeKafka
+from tests.support.kwire import MATRIX
 from tests.support.zk_cluster import ZkKafka
 
 
+@pytest.fixture(params=MATRIX)
+def release(request: pytest.FixtureRequest) -> str:
+    """The Kafka release the fake brokers are (its ApiVersions table, its message versions)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def kafka():  # type: ignore[no-untyped-def]
-    with FakeKafka({1: None, 2: None, 3: None}) as k:
+def kafka(release: str):  # type: ignore[no-untyped-def]
+    with FakeKafka({1: None, 2: None, 3: None}, release=release) as k:
         k.add_topic("orders", {0: [1, 2], 1: [2, 3], 2: [3, 1], 3: [1, 3]})
         k.add_topic("audit", {0: [2, 1]})
         yield k
+
+
+def needs_2_2(release: str) -> None:
+    if release == "2.1.1":
+        pytest.skip("Kafka 2.1 has no ElectLeaders (exit 2: tests/test_admin_compat.py)")
 
 
 def elect(k: FakeKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -52,7 +64,8 @@ def test_election_json_and_selection_follow_kafka() -> None:
     assert select_partitions(True, None, None, None) is None
 
 
-def test_preferred_election_of_all_partitions(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_preferred_election_of_all_partitions(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_2(release)
     kafka.partition("orders", 0).leader = 2
     kafka.partition("orders", 2).leader = 1
     r = elect(kafka, tmp_path, "--election-type", "preferred", "--all-topic-partitions")
@@ -62,7 +75,8 @@ def test_preferred_election_of_all_partitions(kafka: FakeKafka, tmp_path: Path) 
     assert kafka.partition("orders", 0).leader == 1 and kafka.partition("orders", 2).leader == 3
 
 
-def test_named_partitions_not_needed_and_failures(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_named_partitions_not_needed_and_failures(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_2(release)
     kafka.partition("orders", 1).leader = 3
     kafka.partition("orders", 3).leader = 3
     kafka.partition("orders", 3).isr = [3]  # preferred replica 1 out of sync
@@ -79,7 +93,8 @@ def test_named_partitions_not_needed_and_failures(kafka: FakeKafka, tmp_path: Pa
     assert r.err == "kafkatool: elect: 1 replica(s) could not be elected\n"
 
 
-def test_unclean_election(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_unclean_election(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_2(release)
     kafka.alive.discard(2)
     kafka.partition("orders", 1).leader = -1
     kafka.partition("orders", 1).isr = []
@@ -154,3 +169,18 @@ def test_zookeeper_preferred_election(zk_chroot: str, tmp_path: Path) -> None:
         assert r.code == 2 and "unclean leader election needs --bootstrap-server" in r.err
     finally:
         k.close()
+
+
+def test_unclean_election_needs_elect_leaders_v1(tmp_path: Path) -> None:
+    """Kafka 2.2 and 2.3 accept ElectLeaders v0 only, which has no election type (it always elects preferred)."""
+    with FakeKafka({1: None, 2: None}, release="2.1.1") as k:
+        k.api_versions[43] = (0, 0)
+        k.add_topic("orders", {0: [1, 2]})
+        k.partition("orders", 0).leader = 2
+        r = elect(k, tmp_path, "--election-type", "unclean", "--all-topic-partitions")
+        assert (r.code, r.out) == (2, "")
+        assert r.err == (f"kafkatool: elect: unclean leader election needs ElectLeaders v1 (Kafka >= 2.4); the brokers "
+                         f"at {k.bootstrap} are Kafka 2.1 (or another release before 2.4)\n")
+        r = elect(k, tmp_path, "--election-type", "preferred", "--all-topic-partitions")
+        assert (r.code, r.err) == (0, "") and k.partition("orders", 0).leader == 1
+        assert [req.api_version for req in k.sent(ElectLeadersRequest)] == [0]

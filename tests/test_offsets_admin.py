@@ -18,6 +18,7 @@ from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups
 from kafkatool.ops import offsets_report as rep
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster, FakeMember
+from tests.support.kwire import MATRIX
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -25,9 +26,10 @@ def cli(*args: str) -> tuple[int, str, str]:
     return r.code, r.out, r.err
 
 
-@pytest.fixture
-def cluster():  # type: ignore[no-untyped-def]
-    with FakeKafkaCluster(brokers=3) as c:
+@pytest.fixture(params=MATRIX)
+def cluster(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Three brokers of each release of the matrix (their ApiVersions, their message versions)."""
+    with FakeKafkaCluster(brokers=3, version=request.param) as c:
         c.add_topic("orders", 4, log_end=100, batch_records=10)
         c.add_topic("payments", 2, log_end=[40, 45])
         c.add_group("app", state="Stable", protocol="range", members=[

@@ -10,20 +10,34 @@ from pathlib import Path
 import pytest
 from kafka.protocol.admin import AlterPartitionReassignmentsRequest, IncrementalAlterConfigsRequest
 
+from kafkatool.cluster.admin import BrokerTooOldError
 from kafkatool.cluster.assignment import BrokerMetadata, generate_kafka
 from kafkatool.cluster.backend import open_cluster
 from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Broker, ConfigChange, TopicPartition, TopicPartitionReplica
 from tests.support.cli import run_kafkatool
 from tests.support.fake_admin import INVALID_REPLICA_ASSIGNMENT, FakeKafka
+from tests.support.kwire import MATRIX
+
+
+@pytest.fixture(params=MATRIX)
+def release(request: pytest.FixtureRequest) -> str:
+    """The Kafka release the fake brokers are (its ApiVersions table, its message versions)."""
+    return str(request.param)
 
 
 @pytest.fixture
-def kafka():  # type: ignore[no-untyped-def]
-    with FakeKafka({1: "r1", 2: "r2", 3: "r1", 4: "r2"}, controller=2) as k:
+def kafka(release: str):  # type: ignore[no-untyped-def]
+    with FakeKafka({1: "r1", 2: "r2", 3: "r1", 4: "r2"}, controller=2, release=release) as k:
         k.add_topic("orders", {0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [4, 1]}, size=1000)
         k.add_topic("audit", {0: [1, 2], 1: [2, 1]}, size=10)
         yield k
+
+
+def needs_2_4(release: str) -> None:
+    """Kafka 2.1 has no reassignment requests: test_admin_compat proves those commands exit 2 there."""
+    if release == "2.1.1":
+        pytest.skip("Kafka 2.1 has no Alter/ListPartitionReassignments (exit 2: tests/test_admin_compat.py)")
 
 
 def reassign(k: FakeKafka, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -49,8 +63,14 @@ def test_backend_reads_cluster_over_the_wire(kafka: FakeKafka) -> None:
         kafka.set_config("topics", "orders", {"retention.ms": "5"})
         assert c.describe_configs("topics", ["orders"]) == {"orders": {"retention.ms": "5"}}
         assert c.describe_configs("brokers", ["1"]) == {"1": {}}  # static broker configs are not overrides
-        c.alter_configs([ConfigChange("brokers", "3", set={"leader.replication.throttled.rate": "7"}),
-                         ConfigChange("topics", "orders", delete=["retention.ms"])])
+        changes = [ConfigChange("brokers", "3", set={"leader.replication.throttled.rate": "7"}),
+                   ConfigChange("topics", "orders", delete=["retention.ms"])]
+        if kafka.release == "2.1.1":
+            with pytest.raises(BrokerTooOldError, match=r"^alter configs needs IncrementalAlterConfigs \(Kafka >= 2.3\); "
+                               r"the brokers at .* are Kafka 2.1 \(or another release before 2.3\)$"):
+                c.alter_configs(changes)
+            return
+        c.alter_configs(changes)
         assert kafka.config("brokers", "3") == {"leader.replication.throttled.rate": "7"}
         assert kafka.config("topics", "orders") == {}
         with pytest.raises(Exception, match="^Topic nope not found.$"):
@@ -76,7 +96,7 @@ def test_generate_with_seed_is_kafkas_random_assignment(kafka: FakeKafka, tmp_pa
 def test_minimal_generate_uses_log_dir_sizes(kafka: FakeKafka, tmp_path: Path) -> None:
     (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"audit"}],"version":1}')
     r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
-                 "--strategy", "minimal", "--compare", "--format", "json", "--plan-file", "p.json")
+                 "--strategy", "minimal", "--compare", "--seed", "42", "--format", "json", "--plan-file", "p.json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["summary"]["replica_moves"] == doc["summary"]["lower_bound_moves"] == 2
@@ -86,7 +106,8 @@ def test_minimal_generate_uses_log_dir_sizes(kafka: FakeKafka, tmp_path: Path) -
     assert json.loads((tmp_path / "p.json").read_text())["kafkatool"]["strategy"] == "minimal"
 
 
-def test_execute_sets_kafkas_throttles_and_starts(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_execute_sets_kafkas_throttles_and_starts(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
     kafka.set_config("brokers", "4", {"log.cleaner.threads": "2"})
     f = write(tmp_path, "r.json", [("orders", 0, [3, 1]), ("orders", 1, [2, 3])])
     r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "7000",
@@ -119,7 +140,8 @@ def test_execute_sets_kafkas_throttles_and_starts(kafka: FakeKafka, tmp_path: Pa
     assert kafka.config("topics", "orders")["follower.replication.throttled.replicas"] == "0:3,2:1"
 
 
-def test_execute_rolls_back_throttles_when_nothing_was_accepted(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_execute_rolls_back_throttles_when_nothing_was_accepted(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
     kafka.set_config("brokers", "1", {"leader.replication.throttled.rate": "111"})
     kafka.fail_alter[("orders", 0)] = (INVALID_REPLICA_ASSIGNMENT, "nope")
     f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
@@ -140,7 +162,8 @@ def test_execute_rolls_back_throttles_when_nothing_was_accepted(kafka: FakeKafka
     assert kafka.config("brokers", "3") == {} and kafka.config("topics", "orders") == {}
 
 
-def test_verify_cancel_and_log_dir_moves(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_verify_cancel_and_log_dir_moves(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
     f = write(tmp_path, "r.json", [("orders", 0, [3, 1]), ("audit", 1, [1, 2])])
     assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
                     "--no-plan-file").code == 0
@@ -181,7 +204,8 @@ def test_verify_cancel_and_log_dir_moves(kafka: FakeKafka, tmp_path: Path) -> No
             TopicPartitionReplica("orders", 2, 3): ("/data/b", None)}
 
 
-def test_verify_completed_clears_throttles_with_exit_0(kafka: FakeKafka, tmp_path: Path) -> None:
+def test_verify_completed_clears_throttles_with_exit_0(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
     f = write(tmp_path, "r.json", [("orders", 3, [4, 2])])
     assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
                     "--no-plan-file").code == 0
@@ -205,9 +229,109 @@ def test_unreachable_bootstrap_is_one_line_and_exit_3(tmp_path: Path) -> None:
     assert time.monotonic() - start < 30
 
 
-def test_a_broker_that_never_answers_times_out(kafka: FakeKafka, tmp_path: Path) -> None:
-    kafka.silent = True  # answers ApiVersions only
-    start = time.monotonic()
-    r = run_kafkatool("reassign", "--bootstrap-server", kafka.bootstrap, "--timeout", "1", "--list", cwd=tmp_path)
+def test_a_broker_that_never_answers_times_out(tmp_path: Path) -> None:  # one release: not about versions
+    with FakeKafka({1: None}) as kafka:
+        kafka.silent = True  # answers ApiVersions only
+        start = time.monotonic()
+        r = run_kafkatool("reassign", "--bootstrap-server", kafka.bootstrap, "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.err.startswith("kafkatool: reassign:") and r.err.count("\n") == 1
     assert time.monotonic() - start < 30
+
+
+THROTTLE_KEYS = "leader.replication.throttled.rate,follower.replication.throttled.rate"
+
+
+def test_verify_that_cannot_clear_throttles_prints_what_is_left(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 3, [4, 2])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.complete_reassignment()
+    kafka.fail_configs[(4, "3")] = "the broker refused"  # broker 3 had no throttle: nothing is left, all is well
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f, "--preserve-throttles")
+    assert r.code == 0
+    kafka.fail_configs[(4, "2")] = "the broker refused"  # one resource of the clean-up fails
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.err.startswith("kafkatool: reassign: clearing the reassignment throttles failed (alter configs: ")
+    assert r.err.endswith("; still set on broker 2\n")
+    assert r.out.endswith(
+        "Reassignment of partition orders-3 is completed.\n\n"
+        "Throttles still set (clearing failed):\n"
+        f"  broker 2: {THROTTLE_KEYS}\n"
+        "Clear them with:\n"
+        f"  kafka-configs.sh --bootstrap-server {kafka.bootstrap} --alter --entity-type brokers --entity-name 2 "
+        f"--delete-config {THROTTLE_KEYS}\n")
+    assert {k: v for k, v in kafka.configs.items() if v} == {(4, "2"): {
+        "leader.replication.throttled.rate": "10", "follower.replication.throttled.rate": "10"}}
+    # The broker dies mid-request: nothing is known to be cleared, everything is listed from a read-back.
+    kafka.fail_configs.clear()
+    kafka.set_config("topics", "orders", {"leader.replication.throttled.replicas": "3:4"})
+    kafka.fail_request[44] = 1
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.endswith("; still set on broker 2; topic orders\n"), r.err
+    assert "  topic orders: leader.replication.throttled.replicas\n" in r.out
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", f)  # what the lines say: run it again
+    assert r.code == 0 and kafka.configs == {}
+
+
+def test_cancel_that_cannot_clear_throttles_says_it_cancelled_and_what_is_left(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.fail_request[44] = 1
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1 and kafka.ongoing() == {}
+    assert r.out.startswith("Successfully cancelled partition reassignment for: orders-0\n")
+    assert "Throttles still set (clearing failed):\n  broker 1: " in r.out
+    assert "  topic orders: leader.replication.throttled.replicas,follower.replication.throttled.replicas\n" in r.out
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 0 and kafka.configs == {}
+
+
+def test_execute_whose_throttles_fail_half_way_puts_every_config_back(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    kafka.set_config("brokers", "1", {"leader.replication.throttled.rate": "111"})
+    kafka.fail_configs[(4, "2")] = "refused"
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3 and r.err.splitlines()[-1].startswith("kafkatool: reassign: alter configs: broker 2: ")
+    assert kafka.ongoing() == {}
+    assert {k: v for k, v in kafka.configs.items() if v} == {(4, "1"): {"leader.replication.throttled.rate": "111"}}
+
+
+def test_execute_that_fails_after_the_start_says_it_started(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    kafka.log_dirs = ("/data/a", "/data/b")
+    (tmp_path / "d.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 2, "replicas": [4, 3], "log_dirs": ["/data/b", "any"]}]}))
+    kafka.fail_request[34] = 1  # AlterReplicaLogDirs: the broker drops the connection
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file")
+    assert r.code == 3 and r.err.startswith("Note: ") and r.err.count("\n") == 2  # the note, then one error line
+    assert r.err.endswith("(the partition reassignment itself was started: --verify follows it and clears the throttles)\n")
+    assert r.out.endswith("Successfully started partition reassignment for orders-2\n")
+    assert list(kafka.ongoing()) == [] and kafka.partition("orders", 2).replicas == [4, 3]  # reordered: done at once
+    kafka.fail_configs[(4, "4")] = "refused"  # the log-dir throttle of broker 4
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "d.json", "--no-plan-file",
+                 "--replica-alter-log-dirs-throttle", "99")
+    assert r.code == 3 and "alter configs: broker 4: " in r.err and "itself was started" in r.err
+
+
+def test_cancel_whose_request_is_lost_says_what_to_run(kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.fail_request[45] = 1  # AlterPartitionReassignments: the controller drops the connection
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.count("\n") == 1 and "--list shows what still runs" in r.err
+    assert kafka.config("brokers", "1")  # nothing cleared while the move may still run
+    kafka.fail_alter[("orders", 0)] = (85, None)  # NO_REASSIGNMENT_IN_PROGRESS for this one partition
+    r = reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f)
+    assert r.code == 3 and r.err.endswith("(the throttles stay set while those moves run: re-run --cancel, "
+                                          "or --verify once they complete)\n")
+    kafka.fail_alter.clear()
+    assert reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f).code == 0 and kafka.configs == {}

@@ -258,3 +258,30 @@ def test_unreachable_zookeeper_is_one_line_and_exit_3(tmp_path: Path) -> None:
     assert r.code == 2 and "is not host:port" in r.err
     r = run_kafkatool("reassign", "--list", cwd=tmp_path)
     assert r.code == 2 and "exactly one of --zookeeper or --bootstrap-server" in r.err
+
+
+def test_verify_that_cannot_clear_throttles_prints_what_is_left(kafka: ZkKafka, tmp_path: Path) -> None:
+    from kazoo.security import OPEN_ACL_UNSAFE, make_acl
+
+    kafka.create_topic("orders", {0: [0, 1]})
+    (tmp_path / "r.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [4, 0]}]}))
+    assert reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json", "--throttle", "10",
+                    "--no-plan-file").code == 0
+    kafka.complete_reassignment()
+    kafka.zk.set_acls("/config/topics/orders", [make_acl("world", "anyone", read=True, admin=True)])  # no write
+    try:
+        r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json")
+    finally:
+        kafka.zk.set_acls("/config/topics/orders", OPEN_ACL_UNSAFE)
+    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.err.startswith("kafkatool: reassign: clearing the reassignment throttles failed (")
+    left = r.out[r.out.index("Throttles still set (clearing failed):\n"):]
+    rates = "leader.replication.throttled.rate,follower.replication.throttled.rate"
+    replicas = "leader.replication.throttled.replicas,follower.replication.throttled.replicas"
+    assert f"  broker 4: {rates}\n" in left and f"  topic orders: {replicas}\n" in left
+    assert (f"  kafka-configs.sh --zookeeper {kafka.connect} --alter --entity-type topics --entity-name orders "
+            f"--delete-config {replicas}\n") in left
+    assert kafka.config("brokers", "4") and kafka.config("topics", "orders")  # one transaction: nothing cleared
+    r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "r.json")
+    assert r.code == 0 and kafka.config("brokers", "4") == {} and kafka.config("topics", "orders") == {}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +282,8 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         if g["throttle"] >= 0 and text_out and len(failed) < len(errors):
             sys.stdout.write(f"The inter-broker throttle limit was set to {g['throttle']} B/s\n")
         if g["replica_alter_log_dirs_throttle"] >= 0 and plan.log_dirs:
-            _log_dir_throttle(cluster, plan.log_dirs, g["replica_alter_log_dirs_throttle"], text_out)
+            with _started(plan.targets, failed, text_out):
+                _log_dir_throttle(cluster, plan.log_dirs, g["replica_alter_log_dirs_throttle"], text_out)
         report = {"rollback_file": str(rollback_path) if rollback_path else None,
                   "started": [str(tp) for tp in sorted(errors) if errors[tp] is None],
                   "errors": {str(tp): e for tp, e in sorted(failed.items())},
@@ -294,10 +297,26 @@ def _execute(g: dict[str, Any], opts: dict[str, Any], fmt: str, quiet: bool) -> 
         if text_out:
             sys.stdout.write(started_text(plan.targets))
         if plan.log_dirs:
-            moved = _execute_moves(cluster, plan.log_dirs, opts["timeout"], text_out)
+            with _started(plan.targets, failed, False):
+                moved = _execute_moves(cluster, plan.log_dirs, opts["timeout"], text_out)
             report["log_dir_moves"] = moved
     if not text_out:
         render_json(report)
+
+
+@contextmanager
+def _started(targets: Any, failed: dict[Any, str], text_out: bool) -> Iterator[None]:
+    """A cluster error after the reassignment started: say it started (and what to run), exit 3."""
+    from kafkatool.cluster.connect import ClusterError
+    from kafkatool.cluster.reassign import started_text
+
+    try:
+        yield
+    except ClusterError as exc:
+        if text_out and not failed:
+            sys.stdout.write(started_text(targets))
+        raise CliError(f"reassign: {exc} (the partition reassignment itself was started: --verify follows it "
+                       "and clears the throttles)", EXIT_FAILURE) from None
 
 
 def _log_dir_throttle(cluster: Any, log_dirs: dict[Any, str], rate: int, text_out: bool) -> None:
@@ -329,13 +348,15 @@ def _execute_moves(cluster: Any, moves: dict[Any, str], timeout: float, text_out
             break
         if time.monotonic() >= deadline:
             left = ",".join(str(r) for r in sorted(pending, key=order))
-            raise CliError(f"reassign: Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}", EXIT_FAILURE)
+            raise CliError(f"reassign: Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started for: {left}"
+                           " (the partition reassignment itself was started: --verify follows it and clears the throttles)",
+                           EXIT_FAILURE)
         time.sleep(0.1)
     return started
 
 
 def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
-    from kafkatool.cluster.reassign import clear_throttles, parse_reassignment, verify, verify_text
+    from kafkatool.cluster.reassign import parse_reassignment, verify, verify_text
 
     rf = parse_reassignment(_read(g["reassignment_json_file"]))
     with cluster_from_options(**opts, thing="reassign") as cluster:
@@ -347,7 +368,7 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
                         ["topic", "partition", "status", "current_replicas", "target_replicas"])
         sys.stdout.flush()
         if not result.parts_ongoing and not result.moves_ongoing and not g["preserve_throttles"]:
-            text = clear_throttles(cluster, rf.partitions)
+            text = _clear_throttles(cluster, rf.partitions, fmt, "")
             if fmt == "text":
                 sys.stdout.write(text)
     if result.in_progress:
@@ -356,12 +377,25 @@ def _verify(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FAILURE)
 
 
+def _clear_throttles(cluster: Any, partitions: Any, fmt: str, before: str) -> str:
+    """clear_throttles; when it fails, print `before`, what is left and the commands that clear it, then exit 3."""
+    from kafkatool.cluster.reassign import ThrottlesLeftError, clear_throttles
+
+    try:
+        return clear_throttles(cluster, partitions)
+    except ThrottlesLeftError as exc:
+        if fmt == "text":
+            sys.stdout.write(before + exc.text())
+            sys.stdout.flush()
+        raise
+
+
 def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
+    from kafkatool.cluster.connect import ClusterError
     from kafkatool.cluster.reassign import (
         cancel_errors_text,
         cancellable,
         cancelled_text,
-        clear_throttles,
         parse_reassignment,
         verify,
     )
@@ -379,11 +413,16 @@ def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         parts = cancellable(ongoing, [tp for tp, _ in rf.partitions])
         out = []
         if parts:
-            errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            try:
+                errors = {tp: e for tp, e in cluster.cancel_reassignments(parts).items() if e is not None}
+            except ClusterError as exc:
+                raise CliError(f"reassign: {exc} (which moves were cancelled is unknown: --list shows what still "
+                               "runs; the throttles stay set until --cancel or --verify clears them)", EXIT_FAILURE) from None
             if errors:
                 if fmt == "text":
                     sys.stdout.write(cancel_errors_text(errors) + "\n")
-                raise CliError(f"reassign: {len(errors)} cancellation(s) failed", EXIT_FAILURE)
+                raise CliError(f"reassign: {len(errors)} cancellation(s) failed (the throttles stay set while those "
+                               "moves run: re-run --cancel, or --verify once they complete)", EXIT_FAILURE)
         out.append(cancelled_text(parts))
         reverted: list[str] = []
         if rf.log_dirs:
@@ -396,7 +435,7 @@ def _cancel(g: dict[str, Any], opts: dict[str, Any], fmt: str) -> None:
         else:
             out.append("None of the specified partition moves are active.")
         if not g["preserve_throttles"]:
-            out.append(clear_throttles(cluster, rf.partitions))
+            out.append(_clear_throttles(cluster, rf.partitions, fmt, "".join(out)))
         report = {"cancelled": [str(tp) for tp in parts], "log_dir_moves_reverted": reverted,
                   "throttles_cleared": not g["preserve_throttles"]}
     if fmt == "text":

@@ -1,9 +1,17 @@
 """The Admin API backend: our `Cluster` mapped onto kafka-python's `KafkaAdminClient`.
 
-kafka-python 3.0.12 has every call the tools need (DescribeCluster with a Metadata fallback,
-Metadata, ListPartitionReassignments, AlterPartitionReassignments, ElectLeaders, DescribeLogDirs,
-AlterReplicaLogDirs, DescribeConfigs, IncrementalAlterConfigs), so this module only translates
-arguments and results and turns client errors into one-line `ClusterError`s.
+kafka-python 3.0.12 has every call the tools need (Metadata, ListPartitionReassignments,
+AlterPartitionReassignments, ElectLeaders, DescribeLogDirs, AlterReplicaLogDirs, DescribeConfigs,
+IncrementalAlterConfigs), so this module mostly translates arguments and results and turns client
+errors into one-line `ClusterError`s.  Two things it does itself:
+
+- Brokers and controller come from a Metadata request we build, not `describe_cluster()`: kafka-python
+  3.0.x reads DescribeCluster's `endpoint_type`, which versions 0 (all a 2.8-3.6 broker accepts) lacks,
+  and Metadata answers the same (live, unfenced brokers; the controller id) on every release.
+- Before a request an old broker does not have (ElectLeaders before 2.2, IncrementalAlterConfigs before
+  2.3, the reassignment requests before 2.4) it checks the broker's ApiVersions and raises
+  `BrokerTooOldError` (CLI exit 2) naming the request and the broker's release (cluster/versions.py),
+  before anything is changed.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
-from kafkatool.cluster.connect import ClusterError, admin_client
+from kafkatool.cluster.connect import ClusterError, ClusterInputError, admin_client
 from kafkatool.cluster.model import (
     ELECTION_NOT_NEEDED,
     Broker,
@@ -24,6 +32,8 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kafkatool.cluster.versions import API, ApiKey, broker_release, describe_broker, lacks
+from kafkatool.release import Release
 
 T = TypeVar("T")
 
@@ -39,6 +49,18 @@ def java_exception(error: Any, message: str | None = None) -> str:
         name = name[: -len("Error")] + "Exception"
     text = message if message is not None else getattr(error, "description", "")
     return f"org.apache.kafka.common.errors.{name}" + (f": {text}" if text else "")
+
+
+class BrokerTooOldError(ClusterInputError):
+    """The broker has no version of a request the command needs (exit 2: the command cannot work there)."""
+
+
+class ConfigsRefusedError(ClusterError):
+    """Some resources of an IncrementalAlterConfigs were refused: `refused` holds their (entity, name)."""
+
+    def __init__(self, message: str, refused: set[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class AdminCluster(Cluster):
@@ -75,6 +97,29 @@ class AdminCluster(Cluster):
         except OSError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 
+    def api_versions(self) -> dict[int, tuple[int, int]] | None:
+        """The bootstrap broker's ApiVersions table (key -> (min, max)), None when the client has none."""
+        data = getattr(getattr(self.client, "_manager", None), "broker_version_data", None)
+        table = getattr(data, "api_versions", None)
+        return dict(table) if isinstance(table, dict) else None
+
+    def broker_release(self) -> Release | None:
+        """The bootstrap broker's release as its ApiVersions show it (for `release.text_release`)."""
+        table = self.api_versions()
+        return None if table is None else broker_release(table)
+
+    def _need(self, what: str, key: int, version: int = 0, since: Release | None = None) -> None:
+        """BrokerTooOldError unless the broker accepts request `key` at `version` or later (which came with
+        `since`); a client without a table passes: the call itself decides."""
+        table = self.api_versions()
+        if table is None or (not lacks(table, key) and table[key][1] >= version):
+            return
+        name, first = API[key]
+        name, since = (f"{name} v{version}", since or first) if version else (name, first)
+        who = "the broker at {} is" if "," not in self.bootstrap else "the brokers at {} are"
+        raise BrokerTooOldError(f"{what} needs {name} (Kafka >= {since}); {who.format(self.bootstrap)} "
+                                f"{describe_broker(table, since)}")
+
     def close(self) -> None:
         try:
             self.client.close()
@@ -84,20 +129,25 @@ class AdminCluster(Cluster):
     # -- reads --------------------------------------------------------------------------------
 
     def _describe_cluster(self) -> dict[str, Any]:
+        """Brokers and controller id from a Metadata request for no topics (see the module docstring)."""
         if self._cluster is None:
-            self._cluster = self._call("describe cluster", self.client.describe_cluster)
+            from kafka.protocol.metadata import MetadataRequest
+
+            request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+            manager = self.client._manager
+            response = self._call("describe cluster", manager.run, manager.send, request)
+            self._cluster = {
+                "brokers": [(int(b.node_id), b.host, int(b.port), getattr(b, "rack", None)) for b in response.brokers],
+                "controller_id": getattr(response, "controller_id", -1),
+            }
         return self._cluster
 
     def brokers(self) -> list[Broker]:
-        out = [
-            Broker(int(b["broker_id"]), b.get("host") or "", int(b.get("port", -1)), b.get("rack"))
-            for b in self._describe_cluster().get("brokers", [])
-            if not b.get("is_fenced")
-        ]
+        out = [Broker(bid, host or "", port, rack) for bid, host, port, rack in self._describe_cluster()["brokers"]]
         return sorted(out, key=lambda b: b.id)
 
     def controller(self) -> int | None:
-        cid = self._describe_cluster().get("controller_id", -1)
+        cid = self._describe_cluster()["controller_id"]
         return None if cid is None or cid < 0 else int(cid)
 
     def topics(self) -> list[str]:
@@ -124,6 +174,7 @@ class AdminCluster(Cluster):
         return out
 
     def ongoing_reassignments(self) -> dict[TopicPartition, OngoingReassignment]:
+        self._need("list partition reassignments", ApiKey.LIST_PARTITION_REASSIGNMENTS)
         got = self._call(
             "list partition reassignments", self.client.list_partition_reassignments, None, timeout_ms=self.timeout_ms
         )
@@ -156,6 +207,7 @@ class AdminCluster(Cluster):
 
         if not changes:
             return
+        self._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
         resources = []
         for ch in changes:
             rtype = ConfigResourceType.TOPIC if ch.entity == "topics" else ConfigResourceType.BROKER
@@ -165,9 +217,10 @@ class AdminCluster(Cluster):
         got = self._call(
             "alter configs", self.client.alter_configs, resources, raise_on_unknown=False, incremental=True
         )
-        failed = [f"{kind} {name}: {res}" for kind, by_name in got.items() for name, res in by_name.items() if res != "OK"]
+        failed = {(f"{kind}s", name): f"{kind} {name}: {res}"
+                  for kind, by_name in got.items() for name, res in by_name.items() if res != "OK"}
         if failed:
-            raise ClusterError("alter configs: " + "; ".join(failed))
+            raise ConfigsRefusedError("alter configs: " + "; ".join(failed.values()), set(failed))
 
     def partition_sizes(self, topics: Iterable[str]) -> dict[TopicPartition, int] | None:
         names = list(topics)
@@ -244,6 +297,7 @@ class AdminCluster(Cluster):
     def _alter_reassignments(self, targets: dict[TopicPartition, list[int] | None]) -> dict[TopicPartition, str | None]:
         from kafka.structs import TopicPartition as KTP
 
+        self._need("alter partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS)
         got = self._call(
             "alter partition reassignments",
             self.client.alter_partition_reassignments,
@@ -260,12 +314,20 @@ class AdminCluster(Cluster):
     def start_reassignment(
         self, targets: dict[TopicPartition, list[int]], throttles: list[ConfigChange]
     ) -> dict[TopicPartition, str | None]:
+        self._need("alter partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS)  # before any throttle
+        if throttles:
+            self._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
         previous: dict[tuple[str, str], dict[str, str]] = {}
         for entity in ("topics", "brokers"):
             names = [c.name for c in throttles if c.entity == entity]
             for name, cfg in self.describe_configs(entity, names).items():
                 previous[(entity, name)] = cfg
-        self.alter_configs(throttles)
+        try:
+            self.alter_configs(throttles)
+        except ClusterError as exc:  # some resources may have taken the throttle: put those back
+            refused = exc.refused if isinstance(exc, ConfigsRefusedError) else set()
+            self._restore([c for c in throttles if (c.entity, c.name) not in refused], previous, exc)
+            raise
         try:
             results = self._alter_reassignments(dict(targets))
         except ClusterError as exc:
@@ -276,14 +338,17 @@ class AdminCluster(Cluster):
                 raise ClusterError(f"{exc}; the throttles were left in place (could not tell whether the "
                                    "reassignment started: run --verify or --list)") from None
             if not moving:
-                self._restore(throttles, previous)
+                self._restore(throttles, previous, exc)
             raise
         if throttles and results and all(err is not None for err in results.values()):
-            self._restore(throttles, previous)
+            self._restore(throttles, previous, None)
         return results
 
-    def _restore(self, throttles: list[ConfigChange], previous: dict[tuple[str, str], dict[str, str]]) -> None:
-        """Put back the configs `throttles` overwrote: nothing was started, so no throttle stays."""
+    def _restore(self, throttles: list[ConfigChange], previous: dict[tuple[str, str], dict[str, str]],
+                 cause: ClusterError | None) -> None:
+        """Put back the configs `throttles` overwrote: nothing was started, so no throttle stays.
+
+        When that fails too, the error names every config that may be left (with `cause`, the first failure)."""
         undo = []
         for ch in throttles:
             old = previous.get((ch.entity, ch.name), {})
@@ -293,7 +358,13 @@ class AdminCluster(Cluster):
                 set={k: old[k] for k in keys if k in old},
                 delete=[k for k in keys if k not in old],
             ))
-        self.alter_configs(undo)
+        try:
+            self.alter_configs(undo)
+        except ClusterError as exc:
+            left = "; ".join(f"{c.entity[:-1]} {c.name}: {','.join(list(c.set) + list(c.delete))}" for c in undo)
+            raise ClusterError(f"{cause or 'nothing was reassigned'}; putting back the throttle configs failed too "
+                               f"({exc}): check and restore with kafka-configs.sh --bootstrap-server {self.bootstrap} "
+                               f"--describe/--alter: {left}") from None
 
     def cancel_reassignments(self, parts: Iterable[TopicPartition]) -> dict[TopicPartition, str | None]:
         return self._alter_reassignments(dict.fromkeys(parts))
@@ -301,6 +372,9 @@ class AdminCluster(Cluster):
     def elect_leaders(self, election_type: str, parts: list[TopicPartition] | None) -> ElectionResult:
         from kafka.errors import ClusterAuthorizationFailedError, for_code
 
+        self._need("elect leaders", ApiKey.ELECT_LEADERS)
+        if election_type != "preferred":  # ElectLeaders v0 (Kafka 2.2, 2.3) has no election type: always preferred
+            self._need("unclean leader election", ApiKey.ELECT_LEADERS, 1, Release(2, 4))
         if parts is None:
             resp = self._elect_all(ELECTION_TYPES[election_type])
         else:

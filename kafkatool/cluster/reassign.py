@@ -32,6 +32,7 @@ from kafkatool.cluster.assignment import (
     generate_kafka,
 )
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
+from kafkatool.cluster.connect import ClusterError
 from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import (
@@ -899,20 +900,75 @@ def verify_text(result: VerifyResult, admin_api: bool) -> str:
 
 
 def clear_throttles(cluster: Cluster, targets: Sequence[tuple[TopicPartition, list[int]]]) -> str:
-    """Remove every reassignment throttle from all brokers and the targets' topics (Kafka's way)."""
-    broker_ids = [b.id for b in cluster.brokers()]
-    for _, reps in targets:
-        broker_ids.extend(reps)
-    brokers = javaorder.int_set_order(broker_ids)
-    topics = javaorder.string_set_order([tp.topic for tp, _ in targets])
-    changes = [ConfigChange("brokers", str(b), delete=list(BROKER_THROTTLES)) for b in brokers]
-    changes += [ConfigChange("topics", t, delete=list(TOPIC_THROTTLES)) for t in topics]
+    """Remove every reassignment throttle from all brokers and the targets' topics (Kafka's way).
+
+    ThrottlesLeftError (naming what is still set) when the clean-up fails part or all of the way."""
+    broker_ids = [r for _, reps in targets for r in reps]
+    try:
+        broker_ids = [b.id for b in cluster.brokers()] + broker_ids
+    except ClusterError as exc:  # the replicas' brokers are the ones the throttles were set on
+        raise throttles_left(cluster, _throttle_deletes(broker_ids, targets), exc) from None
+    changes = _throttle_deletes(broker_ids, targets)
+    brokers = [int(c.name) for c in changes if c.entity == "brokers"]
+    topics = [c.name for c in changes if c.entity == "topics"]
     text = (
         f"Clearing broker-level throttles on broker{'' if len(brokers) == 1 else 's'} {','.join(map(str, brokers))}\n"
         f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} {','.join(topics)}\n"
     )
-    cluster.alter_configs(_only_present(cluster, changes))
+    try:
+        cluster.alter_configs(_only_present(cluster, changes))
+    except ClusterError as exc:
+        left = throttles_left(cluster, changes, exc)
+        if left.sure and not left.left:
+            return text  # what failed had nothing to clear: every throttle is gone
+        raise left from None
     return text
+
+
+def _throttle_deletes(broker_ids: list[int], targets: Sequence[tuple[TopicPartition, list[int]]]) -> list[ConfigChange]:
+    brokers = javaorder.int_set_order(broker_ids)
+    topics = javaorder.string_set_order([tp.topic for tp, _ in targets])
+    changes = [ConfigChange("brokers", str(b), delete=list(BROKER_THROTTLES)) for b in brokers]
+    return changes + [ConfigChange("topics", t, delete=list(TOPIC_THROTTLES)) for t in topics]
+
+
+class ThrottlesLeftError(ClusterError):
+    """Clearing throttles failed: `left` is what is (or may be) still set, `cause` why."""
+
+    def __init__(self, cause: str, left: list[ConfigChange], connect: str, sure: bool) -> None:
+        self.cause, self.left, self.connect, self.sure = cause, left, connect, sure
+        where = "; ".join(f"{c.entity[:-1]} {c.name}" for c in left)
+        super().__init__(f"clearing the reassignment throttles failed ({cause}); "
+                         f"{'still' if sure else 'possibly still'} set on {where or 'nothing'}")
+
+    def text(self) -> str:
+        """What is left and the kafka-configs.sh commands that clear it, one per line."""
+        if not self.left:
+            return ""
+        out = [f"Throttles {'still' if self.sure else 'possibly still'} set (clearing failed):"]
+        out += [f"  {c.entity[:-1]} {c.name}: {','.join(c.delete)}" for c in self.left]
+        out.append("Clear them with:")
+        out += [f"  kafka-configs.sh {self.connect} --alter --entity-type {c.entity} --entity-name {c.name} "
+                f"--delete-config {','.join(c.delete)}" for c in self.left]
+        return "\n".join(out) + "\n"
+
+
+def throttles_left(cluster: Cluster, wanted: list[ConfigChange], cause: ClusterError) -> ThrottlesLeftError:
+    """What of `wanted` (throttle deletes) is still set after a failed clean-up: read back when possible."""
+    kind, _, address = cluster.source.partition(":")
+    connect = f"--{kind} {address}" if kind in ("bootstrap-server", "zookeeper") else cluster.source
+    try:
+        left = []
+        for entity in ("brokers", "topics"):
+            mine = [c for c in wanted if c.entity == entity]
+            have = cluster.describe_configs(entity, [c.name for c in mine]) if mine else {}
+            for c in mine:
+                present = [k for k in c.delete if k in have.get(c.name, {})]
+                if present:
+                    left.append(ConfigChange(entity, c.name, delete=present))
+        return ThrottlesLeftError(str(cause), left, connect, sure=True)
+    except ClusterError:
+        return ThrottlesLeftError(str(cause), wanted, connect, sure=False)
 
 
 def _only_present(cluster: Cluster, changes: list[ConfigChange]) -> list[ConfigChange]:

@@ -1,7 +1,10 @@
 """Fake Kafka brokers that speak the wire protocol, for testing the Admin API path without a JVM.
 
-Each broker listens on its own 127.0.0.1 port and decodes real requests with kafka-python's
-protocol classes (built from Kafka's JSON message schemas), answering with real response structs:
+Each broker listens on its own 127.0.0.1 port and behaves as a broker of one Kafka `release` does on
+the wire: it advertises that release's ApiVersions table (kwire.release_api_versions), answers every
+request at the version the client negotiated with exactly the fields that version has (kwire's own
+encoder, not kafka-python's classes), closes the connection on a version the release does not
+accept and answers an unsupported ApiVersions with UNSUPPORTED_VERSION, as brokers do.  It serves
 ApiVersions, Metadata, DescribeCluster, ListPartitionReassignments, AlterPartitionReassignments,
 ElectLeaders, DescribeLogDirs, AlterReplicaLogDirs, DescribeConfigs and IncrementalAlterConfigs.
 Cluster state is shared and follows a KRaft/2.4+ controller's rules (a reassignment's replica set
@@ -20,25 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.admin import (
-    AlterPartitionReassignmentsRequest,
-    AlterPartitionReassignmentsResponse,
-    AlterReplicaLogDirsRequest,
-    AlterReplicaLogDirsResponse,
-    DescribeClusterRequest,
-    DescribeClusterResponse,
-    DescribeConfigsRequest,
-    DescribeConfigsResponse,
-    DescribeLogDirsRequest,
-    DescribeLogDirsResponse,
-    ElectLeadersRequest,
-    ElectLeadersResponse,
-    IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse,
-    ListPartitionReassignmentsRequest,
-    ListPartitionReassignmentsResponse,
-)
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from tests.support import kwire
+from tests.support.kwire import BODY
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -54,16 +40,6 @@ NO_REASSIGNMENT_IN_PROGRESS = 85
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 4, 5
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-
-REQUESTS = {
-    cls.API_KEY: cls
-    for cls in (
-        ApiVersionsRequest, MetadataRequest, DescribeClusterRequest, ListPartitionReassignmentsRequest,
-        AlterPartitionReassignmentsRequest, ElectLeadersRequest, DescribeLogDirsRequest,
-        AlterReplicaLogDirsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest,
-    )
-}
-
 
 @dataclass
 class FakePartition:
@@ -82,7 +58,10 @@ class FakeKafka:
     """A cluster of fake brokers: `with FakeKafka({1: "r1", 2: "r2"}) as k: k.bootstrap`."""
 
     def __init__(self, brokers: dict[int, str | None], controller: int | None = None,
-                 log_dirs: tuple[str, ...] = ("/var/lib/kafka/data",)) -> None:
+                 log_dirs: tuple[str, ...] = ("/var/lib/kafka/data",), release: str = kwire.MATRIX[-1]) -> None:
+        self.release = release
+        self.api_versions = dict(kwire.release_api_versions(release))
+        self.fail_request: dict[int, int] = {}  # api key -> how many more of its requests get no answer
         self.rack = dict(brokers)
         self.alive = set(brokers)
         self.controller_id = controller if controller is not None else min(brokers)
@@ -122,6 +101,10 @@ class FakeKafka:
     def stop(self) -> None:
         self._stop.set()
         for srv in self._servers.values():
+            try:
+                srv.shutdown(socket.SHUT_RDWR)  # wakes the accept() at once (Linux)
+            except OSError:
+                pass
             srv.close()
         for c in list(self._conns):
             try:
@@ -155,21 +138,28 @@ class FakeKafka:
             while not self._stop.is_set():
                 head = _recv(conn, 4)
                 data = _recv(conn, struct.unpack(">i", head)[0])
-                key, version = struct.unpack(">hh", data[:4])
-                request = REQUESTS[key].decode(data, version=version, header=True)
+                key, version, correlation_id, request = kwire.decode_request(data)
                 started = time.perf_counter()
+                frame = None
                 with self.lock:
-                    self.requests.append((key, request))
-                    if self.silent and key != 18:
-                        continue
-                    response = getattr(self, f"_on_{key}")(broker, request)
-                response.API_VERSION = version
-                response.with_header(correlation_id=request.header.correlation_id)
-                frame = response.encode(header=True, framed=True)
+                    lo, hi = self.api_versions.get(key, (0, -1))
+                    if request is not None and lo <= version <= hi:
+                        self.requests.append((key, request))
+                        if self.silent and key != 18:
+                            continue
+                        if self.fail_request.get(key, 0) > 0:  # the broker dies mid-request
+                            self.fail_request[key] -= 1
+                            break
+                        frame = kwire.encode_response(key, version, correlation_id,
+                                                      getattr(self, f"_on_{key}")(broker, request))
+                if frame is None:
+                    frame = kwire.answer(key, version, correlation_id, self.api_versions, None)
+                    if frame is None:
+                        break  # a version the release does not accept: brokers close the connection
                 with self.lock:
                     self.busy_seconds += time.perf_counter() - started
                 conn.sendall(frame)
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError, struct.error):  # gone, or a request we cannot parse: close
             pass
         finally:
             conn.close()
@@ -223,22 +213,22 @@ class FakeKafka:
         self.configs[(TOPIC if entity == "topics" else BROKER, name)] = dict(values)
 
     def sent(self, cls: type) -> list[Any]:
-        return [r for k, r in self.requests if k == cls.API_KEY]
+        """The requests of one API (a kafka-python request class names it) the brokers answered."""
+        return [r for k, r in self.requests if k == cls.API_KEY]  # type: ignore[attr-defined]
 
     # -- handlers ----------------------------------------------------------------------------------
 
     def _on_18(self, broker: int, req: Any) -> Any:
-        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=c.min_version, max_version=c.max_version)
-                for k, c in sorted(REQUESTS.items())]
-        return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)
+        return kwire.api_versions_body(self.api_versions)
 
     def _brokers(self, cls: Any, id_field: str) -> list[Any]:
         return [cls(**{id_field: b}, host="127.0.0.1", port=self.port[b], rack=self.rack[b])
                 for b in sorted(self.alive)]
 
     def _on_3(self, broker: int, req: Any) -> Any:
-        R = MetadataResponse
-        names = sorted(self.topics) if req.topics is None else [t.name for t in req.topics]
+        R = BODY
+        everything = req.topics is None or (req.api_version == 0 and not req.topics)  # v0: [] means all
+        names = sorted(self.topics) if everything else [t.name for t in req.topics]
         topics = []
         for name in names:
             parts = self.topics.get(name)
@@ -255,12 +245,12 @@ class FakeKafka:
                  cluster_id="fake-cluster", controller_id=self.controller_id, topics=topics)
 
     def _on_60(self, broker: int, req: Any) -> Any:
-        R = DescribeClusterResponse
+        R = BODY
         return R(throttle_time_ms=0, error_code=0, error_message=None, cluster_id="fake-cluster",
                  controller_id=self.controller_id, brokers=self._brokers(R.DescribeClusterBroker, "broker_id"))
 
     def _on_46(self, broker: int, req: Any) -> Any:
-        R = ListPartitionReassignmentsResponse
+        R = BODY
         if broker != self.controller_id:
             return R(throttle_time_ms=0, error_code=NOT_CONTROLLER, error_message=None, topics=[])
         wanted = None if req.topics is None else {(t.name, p) for t in req.topics for p in t.partition_indexes}
@@ -303,7 +293,7 @@ class FakeKafka:
         return NONE, None
 
     def _on_45(self, broker: int, req: Any) -> Any:
-        R = AlterPartitionReassignmentsResponse
+        R = BODY
         if broker != self.controller_id:
             return R(throttle_time_ms=0, error_code=NOT_CONTROLLER, error_message=None, responses=[])
         if self.fail_alter_request is not None:
@@ -339,7 +329,7 @@ class FakeKafka:
         return PREFERRED_LEADER_NOT_AVAILABLE, f"Failed to elect leader for partition {topic}-{p} under strategy PreferredReplicaPartitionLeaderElectionStrategy"
 
     def _on_43(self, broker: int, req: Any) -> Any:
-        R = ElectLeadersResponse
+        R = BODY
         if broker != self.controller_id:
             return R(throttle_time_ms=0, error_code=NOT_CONTROLLER, replica_election_results=[])
         unclean = getattr(req, "election_type", 0) == 1
@@ -357,7 +347,7 @@ class FakeKafka:
             R.ReplicaElectionResult(topic=t, partition_result=ps) for t, ps in by_topic.items()])
 
     def _on_35(self, broker: int, req: Any) -> Any:
-        R = DescribeLogDirsResponse
+        R = BODY
         wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
         results = []
         for d in self.log_dirs:
@@ -377,7 +367,7 @@ class FakeKafka:
         return R(throttle_time_ms=0, error_code=0, results=results)
 
     def _on_34(self, broker: int, req: Any) -> Any:
-        R = AlterReplicaLogDirsResponse
+        R = BODY
         out: dict[str, list[Any]] = {}
         for d in req.dirs:
             for t in d.topics:
@@ -395,7 +385,7 @@ class FakeKafka:
             R.AlterReplicaLogDirTopicResult(topic_name=t, partitions=ps) for t, ps in out.items()])
 
     def _on_32(self, broker: int, req: Any) -> Any:
-        R = DescribeConfigsResponse
+        R = BODY
         results = []
         for res in req.resources:
             key = (res.resource_type, res.resource_name)
@@ -423,7 +413,7 @@ class FakeKafka:
         return R(throttle_time_ms=0, results=results)
 
     def _on_44(self, broker: int, req: Any) -> Any:
-        R = IncrementalAlterConfigsResponse
+        R = BODY
         out = []
         for res in req.resources:
             key = (res.resource_type, res.resource_name)

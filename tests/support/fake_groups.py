@@ -1,9 +1,11 @@
 """A protocol-faithful fake Kafka cluster for the group-offsets tests and benchmark.
 
-Each fake broker listens on its own 127.0.0.1 port and speaks the real Kafka wire protocol: requests
-and responses are encoded and decoded with kafka-python's own message classes (generated from
-Kafka's JSON schemas), so the real `KafkaAdminClient` and kafkatool's own requests talk to it over
-real sockets.  It answers what `kafkatool offsets` uses — ApiVersions, Metadata, FindCoordinator,
+Each fake broker listens on its own 127.0.0.1 port and speaks the real Kafka wire protocol as a broker
+of one Kafka release does: it advertises that release's ApiVersions table and encodes every response
+at the negotiated version with exactly that version's fields, with tests/support/kwire.py (our own
+description of the messages, not kafka-python's classes, which would agree with the client by
+construction), so the real `KafkaAdminClient` and kafkatool's own requests talk to it over real
+sockets.  It answers what `kafkatool offsets` uses — ApiVersions, Metadata, FindCoordinator,
 ListGroups, DescribeGroups, OffsetFetch, ListOffsets, Fetch, OffsetCommit — with the broker's
 rules where they matter: leaders and coordinators answer for their own partitions and groups only
 (NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR otherwise), ListOffsets by timestamp finds the first
@@ -30,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka.protocol.api_key import ApiKey
-from kafka.protocol.api_message import ApiMessage
-from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 
 from kafkatool.log.writer import Record, encode_v2_batch
 from kafkatool.ops.offsets_log import offsets_partition_for
+from tests.support import kwire
+from tests.support.kwire import BODY
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -45,27 +47,6 @@ UNKNOWN_MEMBER_ID = 25
 UNSUPPORTED_VERSION = 35
 
 TP = tuple[str, int]
-
-
-def _message_classes(kind: str) -> dict[int, Any]:
-    import kafka.protocol.admin  # noqa: F401 - registers the message classes
-    import kafka.protocol.consumer  # noqa: F401
-    import kafka.protocol.metadata  # noqa: F401
-
-    def subclasses(c: type) -> Any:
-        for s in c.__subclasses__():
-            yield s
-            yield from subclasses(s)
-
-    return {
-        s.API_KEY: s
-        for s in subclasses(ApiMessage)
-        if getattr(s, "_class_version", 1) is None and s._json["type"] == kind
-    }
-
-
-_REQUESTS = _message_classes("request")
-_RESPONSES = _message_classes("response")
 
 
 def encode_consumer_assignment(partitions: list[TP], user_data: bytes | None = None) -> bytes:
@@ -215,9 +196,12 @@ class _Broker:
 class FakeKafkaCluster:
     """In-process brokers speaking Kafka's protocol; use as a context manager."""
 
-    def __init__(self, brokers: int = 1, version: tuple[int, int] = (3, 3), cluster_id: str = "fake-cluster") -> None:
+    def __init__(self, brokers: int = 1, version: tuple[int, int] | str = "3.3.1", cluster_id: str = "fake-cluster") -> None:
+        """`version`: a release of kwire.MATRIX ("2.1.1", "3.6", ...) or its (major, minor)."""
+        if isinstance(version, tuple):
+            version = next(r for r in kwire.MATRIX if f"{r}.".startswith(f"{version[0]}.{version[1]}."))
         self.version = version
-        self.api_versions: dict[int, tuple[int, int]] = dict(BROKER_API_VERSIONS[version])
+        self.api_versions: dict[int, tuple[int, int]] = dict(kwire.release_api_versions(version))
         self.cluster_id = cluster_id
         self.brokers = {i: _Broker(i, self) for i in range(brokers)}
         self.topics: dict[str, dict[int, FakePartition]] = {}
@@ -295,33 +279,21 @@ class FakeKafkaCluster:
                 self.busy_seconds += time.perf_counter() - start
 
     def _answer(self, node_id: int, body: bytes) -> bytes | None:
-        api_key, version, correlation_id = struct.unpack_from(">hhi", body, 0)
+        api_key, version, correlation_id, req = kwire.decode_request(body)
         name = ApiKey(api_key).name
         with self.lock:
             self.requests[(node_id, name)] += 1
-        resp_cls = _RESPONSES[api_key]
         lo, hi = self.api_versions.get(api_key, (0, -1))
-        if api_key == ApiKey.ApiVersions and not lo <= version <= hi:
-            resp = resp_cls(version=0, error_code=UNSUPPORTED_VERSION, api_keys=self._api_keys(resp_cls))
-            resp.with_header(correlation_id=correlation_id)
-            return bytes(resp.encode(header=True, framed=True))
-        if not lo <= version <= hi:
-            return None  # a real broker closes the connection on an unsupported version
-        req = _REQUESTS[api_key].decode(body, version=version, header=True)
         handler = getattr(self, f"_on_{name}", None)
-        if handler is None:
-            return None
+        if req is None or handler is None or not lo <= version <= hi:
+            # ApiVersions: a v0 UNSUPPORTED_VERSION answer; anything else: the broker closes the connection
+            return kwire.answer(api_key, version, correlation_id, self.api_versions, None)
         with self.lock:
-            fields = handler(node_id, req, version, resp_cls)
-        resp = resp_cls(version=version, **fields)
-        resp.with_header(correlation_id=correlation_id)
-        return bytes(resp.encode(header=True, framed=True))
-
-    def _api_keys(self, resp_cls: Any) -> list[Any]:
-        return [resp_cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(self.api_versions.items())]
+            fields = handler(node_id, req, version, BODY)
+        return kwire.encode_response(api_key, version, correlation_id, fields)
 
     def _on_ApiVersions(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
-        return {"error_code": 0, "api_keys": self._api_keys(R), "throttle_time_ms": 0}
+        return kwire.api_versions_body(self.api_versions)
 
     def _on_Metadata(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         brokers = [R.MetadataResponseBroker(node_id=i, host="127.0.0.1", port=b.port, rack=None) for i, b in self.brokers.items()]

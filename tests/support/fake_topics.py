@@ -1,11 +1,10 @@
 """The fake brokers of `fake_admin`, plus what `topics` and `configs` need from a broker.
 
-Added on top (not edited into `fake_admin`, which is being rewritten to negotiate like real
-brokers): CreateTopics, CreatePartitions, DeleteTopics and DescribeTopicPartitions handlers with a
+Added on top of `fake_admin` (which negotiates as a broker of its `release` does, answering at the
+negotiated version from the message specs): CreateTopics, CreatePartitions, DeleteTopics and DescribeTopicPartitions handlers with a
 KRaft controller's checks and messages, topic ids in Metadata, and DescribeConfigs answers that list
 every topic config with its default (as real brokers do) so `min.insync.replicas` is always there.
-Handlers build responses through `R = <response class>` and `R.<Nested>(…)`, the shape both the
-old and the new fake layer use.
+Handlers build responses as fake_admin's do (`R = BODY`, `R.<Struct>(field=…)`).
 """
 
 from __future__ import annotations
@@ -13,19 +12,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kafka.protocol.admin import (
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-    DeleteTopicsRequest,
-    DeleteTopicsResponse,
-    DescribeConfigsResponse,
-    DescribeTopicPartitionsRequest,
-    DescribeTopicPartitionsResponse,
-)
+from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
-from tests.support import fake_admin
 from tests.support.fake_admin import (
     DEFAULT_CONFIG,
     NONE,
@@ -35,6 +23,7 @@ from tests.support.fake_admin import (
     FakeKafka,
     FakePartition,
 )
+from tests.support.kwire import BODY
 
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
@@ -46,95 +35,73 @@ INVALID_TOPIC_EXCEPTION = 17
 TOPIC_DEFAULTS = {"cleanup.policy": "delete", "min.insync.replicas": "1", "retention.ms": "604800000",
                   "segment.bytes": "1073741824"}
 
-if hasattr(fake_admin, "REQUESTS"):  # the old layer decodes only the requests it lists
-    for _cls in (CreateTopicsRequest, DeleteTopicsRequest, CreatePartitionsRequest, DescribeTopicPartitionsRequest):
-        fake_admin.REQUESTS.setdefault(_cls.API_KEY, _cls)
+def _get(obj: Any, name: str) -> Any:
+    """A field of a response body fake_admin built (a dict), or of a struct."""
+    return obj[name] if isinstance(obj, dict) else getattr(obj, name)
 
 
-def real_broker_table(release: str) -> dict[int, tuple[int, int]]:
-    """A real broker's ApiVersions ranges, from the shared fixtures (skips the test when absent)."""
-    import json
-
-    import pytest
-
-    from tests.conftest import FIXTURES
-
-    path = FIXTURES / "brokers" / f"kafka-{release}.api_versions.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (the shared fixtures hold real brokers' ApiVersions answers)")
-    apis = json.loads(path.read_text())["apis"]
-    return {int(a["key"]): (int(a["min"]), int(a["max"])) for a in apis.values()}
-
-
-def _response(cls: Any) -> Any:
-    body = getattr(fake_admin, "BODY", None)
-    return body if body is not None else cls
+def _set(obj: Any, name: str, value: Any) -> None:
+    if isinstance(obj, dict):
+        obj[name] = value
+    else:
+        setattr(obj, name, value)
 
 
 class FakeTopicsKafka(FakeKafka):
     """FakeKafka that also creates, grows and deletes topics; `topic_ids` maps names to UUIDs."""
 
     def __init__(self, *args: Any, elr: bool = True, real_broker: str | None = None, **kwargs: Any) -> None:
+        if real_broker is not None:
+            kwargs["release"] = real_broker  # the release's real (or derived) ApiVersions table
         super().__init__(*args, **kwargs)
-        # advertise a real broker's ApiVersions answer (shared/fixtures/brokers) so the client negotiates,
-        # and infers the broker's release, exactly as with that broker
-        self.real_table = real_broker_table(real_broker) if real_broker else None
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.elr: dict[tuple[str, int], tuple[list[int] | None, list[int] | None]] = {}
-        self.serve_elr = elr
+        if not elr:  # a broker before 3.7: no DescribeTopicPartitions
+            self.api_versions.pop(DescribeTopicPartitionsRequest.API_KEY, None)
 
     def add_topic(self, name: str, assignment: dict[int, list[int]], size: int = 0) -> None:
         super().add_topic(name, assignment, size)
         self.topic_ids.setdefault(name, uuid.uuid5(uuid.NAMESPACE_URL, f"kafka-topic:{name}"))
 
-    def _on_18(self, broker: int, req: Any) -> Any:
-        response = super()._on_18(broker, req)
-        if self.real_table is not None and hasattr(response, "api_keys") and response.api_keys:
-            cls = type(response.api_keys[0])
-            response.api_keys = [cls(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(self.real_table.items())]
-        if not self.serve_elr:  # a broker before 3.7: no DescribeTopicPartitions
-            response.api_keys = [k for k in response.api_keys if k.api_key != DescribeTopicPartitionsRequest.API_KEY]
-        return response
-
     # -- Metadata with topic ids ----------------------------------------------------------------------
 
     def _on_3(self, broker: int, req: Any) -> Any:
         response = super()._on_3(broker, req)
-        for t in response.topics:
-            if t.name in self.topic_ids:
-                t.topic_id = self.topic_ids[t.name]
-                t.is_internal = t.name.startswith("__")
+        for t in _get(response, "topics"):
+            if _get(t, "name") in self.topic_ids:
+                _set(t, "topic_id", self.topic_ids[_get(t, "name")])
+                _set(t, "is_internal", _get(t, "name").startswith("__"))
         return response
 
     # -- DescribeConfigs: every topic config, defaults included ---------------------------------------
 
     def _on_32(self, broker: int, req: Any) -> Any:
         response = super()._on_32(broker, req)
-        R = _response(DescribeConfigsResponse)
-        for res in response.results:
-            for c in res.configs:
-                if c.config_source in (1, 2, 3):  # a dynamic value is its own first synonym
-                    c.synonyms = [R.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
-                        name=c.name, value=c.value, source=c.config_source)]
-            if res.resource_type != TOPIC or res.error_code:
+        R = BODY
+        Entry = R.DescribeConfigsResult.DescribeConfigsResourceResult
+        for res in _get(response, "results"):
+            for c in _get(res, "configs"):
+                if _get(c, "config_source") in (1, 2, 3):  # a dynamic value is its own first synonym
+                    _set(c, "synonyms", [Entry.DescribeConfigsSynonym(name=_get(c, "name"), value=_get(c, "value"),
+                                                                      source=_get(c, "config_source"))])
+            if _get(res, "resource_type") != TOPIC or _get(res, "error_code"):
                 continue
-            dynamic = [c for c in res.configs if c.config_source != DEFAULT_CONFIG]
-            named = {c.name for c in dynamic}
+            dynamic = [c for c in _get(res, "configs") if _get(c, "config_source") != DEFAULT_CONFIG]
+            named = {_get(c, "name") for c in dynamic}
             wanted = None
             for r in req.resources:
-                if r.resource_name == res.resource_name:
+                if r.resource_name == _get(res, "resource_name"):
                     wanted = r.configuration_keys
-            defaults = [R.DescribeConfigsResult.DescribeConfigsResourceResult(
-                name=k, value=v, read_only=False, config_source=DEFAULT_CONFIG, is_default=True, is_sensitive=False,
-                synonyms=[], config_type=2, documentation=None)
-                for k, v in TOPIC_DEFAULTS.items() if k not in named and (wanted is None or k in wanted)]
-            res.configs = dynamic + defaults
+            defaults = [Entry(name=k, value=v, read_only=False, config_source=DEFAULT_CONFIG, is_default=True,
+                              is_sensitive=False, synonyms=[], config_type=2, documentation=None)
+                        for k, v in TOPIC_DEFAULTS.items() if k not in named and (wanted is None or k in wanted)]
+            _set(res, "configs", dynamic + defaults)
         return response
 
     # -- CreateTopics ---------------------------------------------------------------------------------
 
     def _on_19(self, broker: int, req: Any) -> Any:
-        R = _response(CreateTopicsResponse)
+        R = BODY
         out = []
         for t in req.topics:
             code, message = self._create_one(t, req.validate_only) if broker == self.controller_id else (NOT_CONTROLLER, None)
@@ -172,7 +139,7 @@ class FakeTopicsKafka(FakeKafka):
     # -- CreatePartitions -----------------------------------------------------------------------------
 
     def _on_37(self, broker: int, req: Any) -> Any:
-        R = _response(CreatePartitionsResponse)
+        R = BODY
         out = []
         for t in req.topics:
             parts = self.topics.get(t.name)
@@ -196,7 +163,7 @@ class FakeTopicsKafka(FakeKafka):
     # -- DeleteTopics ---------------------------------------------------------------------------------
 
     def _on_20(self, broker: int, req: Any) -> Any:
-        R = _response(DeleteTopicsResponse)
+        R = BODY
         names = [t.name for t in req.topics] if req.topics else list(req.topic_names or [])
         out = []
         for name in names:
@@ -215,7 +182,7 @@ class FakeTopicsKafka(FakeKafka):
     # -- DescribeTopicPartitions (KIP-966) ------------------------------------------------------------
 
     def _on_75(self, broker: int, req: Any) -> Any:
-        R = _response(DescribeTopicPartitionsResponse)
+        R = BODY
         T = R.DescribeTopicPartitionsResponseTopic
         out = []
         for t in req.topics:
