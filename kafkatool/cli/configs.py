@@ -167,7 +167,6 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         zk_configs,
     )
     from kafkatool.cluster.topics import TopicError, check_zk_topic_config_names
-    from kafkatool.cluster.topics_backend import require_api
 
     zk = cluster.kind == "zookeeper"
     if entity.type == "topics":
@@ -181,7 +180,9 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
                 raise ConfigInputError(str(exc)) from None
         current = dict(zk_configs(cluster, entity))
     else:
-        require_api(cluster, 44, "configs --alter")
+        from kafkatool.cluster.versions import ApiKey
+
+        cluster._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
         current = {e.name: e.value or "" for e in admin_dynamic(cluster, entity)}
     change = plan_alter(entity, current, add, delete)
     after = change.apply(current)

@@ -167,9 +167,8 @@ def _list(cluster: Any, pattern: str | None, exclude_internal: bool, fmt: str) -
 
 def _text_release(cluster: Any) -> Any:
     from kafkatool import release
-    from kafkatool.cluster.topics_backend import broker_versions
 
-    return release.text_release(broker_versions(cluster)[0])
+    return release.text_release(cluster.broker_release())
 
 
 def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: Any, if_exists: bool, fmt: str,
@@ -188,10 +187,10 @@ def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: An
     if pattern is not None and not topic_id and not names and not if_exists and cluster.kind != "zookeeper":
         raise _not_found(cluster, pattern)
     if cluster.kind == "zookeeper":
-        from kafkatool.cluster.topics_backend import cluster_brokers, zk_describe
+        from kafkatool.cluster.topics_backend import zk_describe
 
         topics = zk_describe(cluster, names)
-        live = {b.id for b in cluster_brokers(cluster)}
+        live = {b.id for b in cluster.brokers()}
         text, matched = (describe_zk_text(topics, flt, live) if fmt == "text" else ("", 0))
     else:
         from kafkatool.cluster.topics_backend import admin_describe
@@ -223,7 +222,7 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
         has_collision_chars,
         plan_create,
     )
-    from kafkatool.cluster.topics_backend import admin_create, cluster_brokers, zk_create
+    from kafkatool.cluster.topics_backend import admin_create, zk_create
 
     zk = cluster.kind == "zookeeper"
     out: list[str] = []
@@ -232,7 +231,7 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
     if zk:  # no broker checks config names on this path
         check_zk_topic_config_names(configs)
     try:
-        plan = plan_create(topic, _all_topics(cluster), cluster_brokers(cluster), partitions, rf, assignment, configs,
+        plan = plan_create(topic, _all_topics(cluster), cluster.brokers(), partitions, rf, assignment, configs,
                            rack_aware, JavaRandom(seed) if seed is not None else None)
     except TopicExistsError:
         if if_not_exists:
@@ -259,12 +258,7 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
 def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aware: bool, if_exists: bool,
            dry_run: bool, fmt: str) -> None:
     from kafkatool.cluster.topics import plan_add_partitions
-    from kafkatool.cluster.topics_backend import (
-        admin_add_partitions,
-        cluster_brokers,
-        current_assignment,
-        zk_add_partitions,
-    )
+    from kafkatool.cluster.topics_backend import admin_add_partitions, current_assignment, zk_add_partitions
 
     zk = cluster.kind == "zookeeper"
     names = _matching(cluster, pattern, False)
@@ -272,7 +266,7 @@ def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aw
         if if_exists:
             return
         raise _not_found(cluster, pattern)
-    brokers = cluster_brokers(cluster)
+    brokers = cluster.brokers()
     out: list[str] = []
     rows = []
     for name in names:

@@ -176,9 +176,7 @@ def admin_entities(cluster: Any, entity_type: str) -> list[Entity]:
         from kafkatool.cluster.topics_backend import admin_list
 
         return [Entity("topics", n) for n in javaorder.string_set_order(admin_list(cluster))]
-    from kafkatool.cluster.topics_backend import cluster_brokers
-
-    return [Entity("brokers", str(b.id)) for b in cluster_brokers(cluster)] + [Entity("brokers", DEFAULT_ENTITY)]
+    return [Entity("brokers", str(b.id)) for b in cluster.brokers()] + [Entity("brokers", DEFAULT_ENTITY)]
 
 
 # -- writes --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ the assignment, no change notification at creation), partition `state` znodes, a
 Admin API (kafka-python): Metadata (+ DescribeTopicPartitions for 4.0's ELR columns when the broker
 has it), DescribeConfigs, DescribeCluster, ListPartitionReassignments (skipped as Kafka's tool does
 when the broker lacks it), CreateTopics, CreatePartitions, DeleteTopics.  A call the broker does not
-support raises `MissingApiError` naming the broker's release and the API (CLI exit 2).
+support raises the Admin backend's `BrokerTooOldError` naming the broker's release and the API (exit 2).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kafkatool.cluster.backend import Cluster, ClusterInputError, UnknownTopicsError
+from kafkatool.cluster.backend import Cluster, UnknownTopicsError
 from kafkatool.cluster.connect import ClusterError
-from kafkatool.cluster.model import Broker
 from kafkatool.cluster.topics import (
     AlterPlan,
     ConfigEntry,
@@ -32,24 +31,14 @@ from kafkatool.cluster.topics import (
     is_internal,
 )
 from kafkatool.cluster.topics_text import admin_topic_order, config_entries_order
+from kafkatool.cluster.versions import ApiKey, lacks
 from kafkatool.jvm.hashtable import properties_order
 from kafkatool.release import Release
 
 DELETE_TOPICS = "/admin/delete_topics"
 
-# API keys and the names Kafka gives them
-API_NAMES = {3: "Metadata", 19: "CreateTopics", 20: "DeleteTopics", 32: "DescribeConfigs", 37: "CreatePartitions",
-             44: "IncrementalAlterConfigs", 46: "ListPartitionReassignments", 60: "DescribeCluster",
-             75: "DescribeTopicPartitions"}
-# The first release whose brokers answer each API (for the error line)
-API_SINCE = {19: "0.10.1", 20: "0.10.1", 32: "0.11", 37: "1.0", 44: "2.3", 46: "2.4", 60: "2.8", 75: "3.7"}
-
 CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
                   4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
-
-
-class MissingApiError(ClusterInputError):
-    """The broker does not answer an API the command needs (a usage error: use --zookeeper or a newer broker)."""
 
 
 def uuid_text(value: Any) -> str | None:
@@ -183,30 +172,10 @@ def zk_mark_deleted(cluster: Any, topic: str) -> bool:
 # == Admin API ======================================================================================
 
 
-def broker_versions(cluster: Any) -> tuple[Release | None, dict[int, tuple[int, int]]]:
-    """The release kafka-python inferred from ApiVersions, and the broker's version range per API key."""
-    manager = cluster.client._manager
-    try:
-        manager.broker_version  # noqa: B018 - bootstraps when needed
-    except Exception:  # noqa: BLE001 - the calls below report unreachability properly
-        pass
-    data = getattr(manager, "broker_version_data", None)
-    if data is None:
-        return None, {}
-    bv = data.broker_version
-    return Release(int(bv[0]), int(bv[1])), dict(data.api_versions or {})
-
-
-def require_api(cluster: Any, key: int, what: str) -> None:
-    release, apis = broker_versions(cluster)
-    if apis and key not in apis:
-        name = API_NAMES.get(key, str(key))
-        raise MissingApiError(f"{what} needs the {name} API (Kafka {API_SINCE.get(key, '?')}+), which the broker at "
-                              f"{cluster.bootstrap} (Kafka {release}) does not have; use --zookeeper with this cluster")
-
-
 def has_api(cluster: Any, key: int) -> bool:
-    return key in broker_versions(cluster)[1]
+    """Whether the broker accepts request `key` (True when the client has no table: the call decides)."""
+    table = cluster.api_versions()
+    return table is None or not lacks(table, key)
 
 
 def topic_ids(cluster: Any) -> dict[str, str | None]:
@@ -271,21 +240,8 @@ def _metadata(cluster: Any, names: Sequence[str] | None) -> dict[str, Any]:
     return cluster._call("describe topics", client._manager.run, client._get_cluster_metadata, topics)  # type: ignore[no-any-return]
 
 
-def _brokers_of(metadata: dict[str, Any]) -> list[Broker]:
-    return sorted((Broker(int(b["node_id"]), b.get("host") or "", int(b.get("port", -1)), b.get("rack"))
-                   for b in metadata.get("brokers", [])), key=lambda b: b.id)
-
-
-def cluster_brokers(cluster: Any) -> list[Broker]:
-    """Live brokers by id: ZooKeeper registrations, or the Metadata answer's brokers (what Kafka's tools
-    get from describeCluster; Metadata is there for every broker release)."""
-    if cluster.kind == "zookeeper":
-        return list(cluster.brokers())
-    return _brokers_of(_metadata(cluster, []))
-
-
 def _reassignments(cluster: Any) -> dict[tuple[str, int], tuple[list[int], list[int]]]:
-    if not has_api(cluster, 46):  # Kafka's tool treats UnsupportedVersionException as "none"
+    if not has_api(cluster, ApiKey.LIST_PARTITION_REASSIGNMENTS):  # Kafka's tool treats UnsupportedVersionException as "none"
         return {}
     got = cluster._call("list partition reassignments", cluster.client.list_partition_reassignments, None,
                         timeout_ms=cluster.timeout_ms)
@@ -315,17 +271,17 @@ def _elr_of(cluster: Any, names: Sequence[str]) -> dict[tuple[str, int], tuple[l
 def admin_describe(cluster: Any, names: Sequence[str], release: Release) -> tuple[list[TopicDescription], set[int]]:
     """Descriptions in the order Kafka's tool prints them, and the live broker ids."""
     if not names:
-        return [], {b.id for b in cluster_brokers(cluster)}
+        return [], {b.id for b in cluster.brokers()}
     metadata = _metadata(cluster, names)
     by_name = {t["name"]: t for t in metadata["topics"]}
     for n in names:
         t = by_name.get(n)
         if t is None or t.get("error_code"):
             raise UnknownTopicsError(f"Topic '{n}' does not exist as expected")
-    metadata_brokers = {b.id for b in _brokers_of(metadata)}
+    metadata_brokers = {b.id for b in cluster.brokers()}
     configs = _configs_of(cluster, list(names))
     moves = _reassignments(cluster)
-    elr = _elr_of(cluster, list(names)) if release.at_least("4.0") and has_api(cluster, 75) else {}
+    elr = _elr_of(cluster, list(names)) if release.at_least("4.0") and has_api(cluster, ApiKey.DESCRIBE_TOPIC_PARTITIONS) else {}
     out = []
     for n in admin_topic_order(list(names), release):
         t = by_name[n]
@@ -376,7 +332,7 @@ def _errors(results: Sequence[Any], name_attr: str = "name") -> None:
 def admin_create(cluster: Any, plan: CreatePlan) -> None:
     from kafka.protocol.admin import CreateTopicsRequest as R
 
-    require_api(cluster, 19, "--create")
+    cluster._need("create topics", ApiKey.CREATE_TOPICS)
     T = R.CreatableTopic
     request = R(topics=[T(
         name=plan.topic, num_partitions=-1, replication_factor=-1,
@@ -389,7 +345,7 @@ def admin_create(cluster: Any, plan: CreatePlan) -> None:
 def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:
     from kafka.protocol.admin import CreatePartitionsRequest as R
 
-    require_api(cluster, 37, "--alter --partitions")
+    cluster._need("add partitions", ApiKey.CREATE_PARTITIONS)
     T = R.CreatePartitionsTopic
     request = R(topics=[T(name=plan.topic, count=plan.current + len(plan.new_partitions), assignments=[
         T.CreatePartitionsAssignment(broker_ids=r) for _, r in sorted(plan.new_partitions.items())])],
@@ -400,7 +356,7 @@ def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:
 def admin_delete(cluster: Any, topics: Sequence[str]) -> None:
     from kafka.protocol.admin import DeleteTopicsRequest as R
 
-    require_api(cluster, 20, "--delete")
+    cluster._need("delete topics", ApiKey.DELETE_TOPICS)
     request = R(topics=[R.DeleteTopicState(name=t) for t in topics], topic_names=list(topics),
                 timeout_ms=cluster.timeout_ms)
     _errors(_send(cluster, "delete topics", request, controller=_error_classes("responses")).responses)
@@ -410,4 +366,4 @@ def current_assignment(cluster: Cluster, topic: str) -> dict[int, list[int]]:
     return {tp.partition: reps for tp, reps in cluster.assignment([topic]).items()}
 
 
-__all__ = ["MissingApiError", "TopicError", "TopicExistsError"]
+__all__ = ["TopicError", "TopicExistsError"]
