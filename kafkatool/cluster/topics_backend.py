@@ -122,8 +122,6 @@ def zk_dumps(obj: Any) -> bytes:
 
 def zk_create(cluster: Any, plan: CreatePlan) -> None:
     """Config znode, then the assignment (as AdminZkClient does; here in one transaction)."""
-    from kazoo.exceptions import NoNodeError
-
     if cluster.read(f"/brokers/topics/{plan.topic}") is not None:
         raise TopicExistsError(f"Topic '{plan.topic}' already exists.")
     cluster.ensure_paths(["/config/topics", "/brokers/topics"])
@@ -141,10 +139,8 @@ def zk_create(cluster: Any, plan: CreatePlan) -> None:
 
     try:
         cluster.commit(build, f"create topic {plan.topic}")
-    except NoNodeError:  # pragma: no cover - parents were ensured
-        raise ClusterError("create topic: a parent znode vanished") from None
-    except ClusterError as exc:
-        if "appeared" in str(exc):
+    except ClusterError:
+        if cluster.read(f"/brokers/topics/{plan.topic}") is not None:  # created meanwhile by someone else
             raise TopicExistsError(f"Topic '{plan.topic}' already exists.") from None
         raise
 
