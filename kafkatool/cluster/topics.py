@@ -111,12 +111,12 @@ def select_topics(all_topics: Iterable[str], pattern: str | None, exclude_intern
 
 
 def compile_include_list(pattern: str) -> re.Pattern[str]:
-    """`kafka.utils.IncludeList`: ',' means '|', surrounding quotes are dropped; an invalid regex is refused."""
-    text = pattern.strip().replace(",", "|").strip("\"'")
+    """`kafka.utils.IncludeList`: trimmed, ',' means '|', spaces and surrounding quotes dropped."""
+    text = re.sub(r"[\"']+$", "", re.sub(r"^[\"']+", "", pattern.strip().replace(",", "|").replace(" ", "")))
     try:
         return re.compile(text)
-    except re.error as exc:
-        raise TopicError(f"{pattern} is an invalid regex.: {exc}") from None
+    except re.error:
+        raise TopicError(f"{text} is an invalid regex.") from None
 
 
 # -- the description model -------------------------------------------------------------------------
