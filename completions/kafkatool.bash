@@ -68,7 +68,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --delete-config --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "dump-log")

@@ -41,6 +41,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l broker -r -F -
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l broker-defaults -d 'Shortcut for --entity-type brokers --entity-default.'
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l add-config -r -F -d 'Configs to set (lists in square brackets).'
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l delete-config -r -F -d 'Configs to remove (repeatable).'
+complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l all -d '--describe every config, defaults and static ones too (Admin API).'
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l dry-run -d '--alter: show the change, make none.'
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l format -r -F -d 'text, json, ndjson, csv or table.'
 complete -c kafkatool -n '__fish_seen_subcommand_from configs' -l bootstrap-server -r -F -d 'Brokers to bootstrap from (Admin API). Exactly one of --bootstrap-server or --zo'

@@ -218,3 +218,15 @@ def test_every_release_describes_creates_and_alters(release: str) -> None:
         assert topics(k, "--delete", "--topic", "m").code == 0 and "m" not in k.topics
     finally:
         k.stop()
+
+
+def test_configs_describe_all_lists_defaults_in_config_order(k33: FakeTopicsKafka) -> None:
+    from kafkatool.cluster.topics_text import config_entries_order
+
+    r = configs(k33, "--describe", "--topic", "audit", "--all")
+    lines = r.out.splitlines()
+    assert r.code == 0 and lines[0] == "All configs for topic audit are:"
+    names = [line.split("=", 1)[0].strip() for line in lines[1:]]
+    assert sorted(names) == sorted(["cleanup.policy", "min.insync.replicas", "retention.ms", "segment.bytes"])
+    assert names == config_entries_order(names)  # Config.entries()' HashMap order (checked against the JDK)
+    assert "  min.insync.replicas=1 sensitive=false synonyms={}" in lines

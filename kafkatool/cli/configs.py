@@ -21,9 +21,9 @@ from kafkatool.cli.render import check_format, render_rows
 
 HELP = """Show and change the dynamic configs of topics and brokers: Kafka's kafka-configs.sh.
 
-One action: --describe or --alter (--add-config k=v,k2=[a,b] and/or --delete-config k,k2). The entity: --entity-type topics|brokers with --entity-name NAME or --entity-default (brokers' cluster-wide defaults), or Kafka 3.3's shortcuts --topic NAME, --broker ID, --broker-defaults. --describe without a name describes every entity of the type.
+One action: --describe (--all: every config, not only the dynamic ones) or --alter (--add-config k=v,k2=[a,b] and/or --delete-config k,k2). The entity: --entity-type topics|brokers with --entity-name NAME or --entity-default (brokers' cluster-wide defaults), or Kafka 3.3's shortcuts --topic NAME, --broker ID, --broker-defaults. --describe without a name describes every entity of the type.
 
-With --bootstrap-server the text is Kafka 3.3's (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs. With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
+With --bootstrap-server the text is Kafka 3.3's (4.0 prints the same) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs. With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
 
 The replication throttles that reassign sets are dynamic configs like any other: leader.replication.throttled.rate and follower.replication.throttled.rate on brokers, leader.replication.throttled.replicas and follower.replication.throttled.replicas on topics. --describe --format json marks them ("throttle": true); --alter --delete-config removes one left behind. --dry-run shows an --alter's change without making it.
 
@@ -55,6 +55,7 @@ def configs(
     add_config: str | None = typer.Option(
         None, "--add-config", metavar="K=V,K2=[A,B]", help="Configs to set (lists in square brackets)."),
     delete_config: list[str] = typer.Option([], "--delete-config", metavar="K,K2", help="Configs to remove (repeatable)."),
+    all_: bool = typer.Option(False, "--all", help="--describe every config, defaults and static ones too (Admin API)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="--alter: show the change, make none."),
     output_format: str = typer.Option("text", "--format", help="text, json, ndjson, csv or table."),
     bootstrap_server: BootstrapServer = None,
@@ -95,6 +96,8 @@ def configs(
         raise CliError(f"configs: an entity name must be specified with --alter of {etype}")
     if describe and (add_config or delete_config or dry_run):
         raise CliError("configs: --add-config, --delete-config and --dry-run go with --alter")
+    if all_ and not describe:
+        raise CliError("configs: --all goes with --describe")
     try:
         add = parse_add_config(add_config or "")
         delete = parse_delete_config(delete_config)
@@ -107,7 +110,9 @@ def configs(
     with cluster_from_options(zookeeper, bootstrap_server, command_config, timeout, thing="configs") as cluster:
         try:
             if describe:
-                _describe(cluster, etype, entity, output_format)
+                if all_ and cluster.kind == "zookeeper":
+                    raise CliError("configs: --bootstrap-server must be specified for --all", EXIT_USAGE)
+                _describe(cluster, etype, entity, output_format, all_)
             else:
                 assert entity is not None
                 _alter(cluster, entity, add, delete, dry_run, output_format)
@@ -116,7 +121,7 @@ def configs(
             raise CliError(f"configs: {exc}", EXIT_USAGE) from None
 
 
-def _describe(cluster: Any, etype: str, entity: Any, fmt: str) -> None:
+def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: bool = False) -> None:
     from kafkatool.cluster.configs import (
         admin_describe_text,
         admin_dynamic,
@@ -140,9 +145,9 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str) -> None:
                 sys.stdout.write(zk_describe_text(e, pairs))
             rows += config_rows(e, [ConfigEntry(k, v, "ZOOKEEPER") for k, v in pairs])
         else:
-            entries = admin_dynamic(cluster, e)
+            entries = admin_dynamic(cluster, e, describe_all)
             if fmt == "text":
-                sys.stdout.write(admin_describe_text(e, entries))
+                sys.stdout.write(admin_describe_text(e, entries, describe_all))
             rows += config_rows(e, entries)
     if fmt != "text":
         render_rows(rows, fmt)

@@ -90,12 +90,12 @@ def _java_value(v: str | None) -> str:
     return "null" if v is None else v
 
 
-def admin_describe_text(entity: Entity, entries: Sequence[ConfigEntry]) -> str:
-    """Kafka 3.3's `describeResourceConfig` for one entity (entries already filtered and ordered)."""
+def admin_describe_text(entity: Entity, entries: Sequence[ConfigEntry], describe_all: bool = False) -> str:
+    """Kafka 3.3's (and 4.0's) `describeResourceConfig` for one entity (entries already filtered and ordered)."""
     if entity.is_default:
         head = f"Default configs for {entity.type} in the cluster are:\n"
     else:
-        head = f"Dynamic configs for {entity.type[:-1]} {entity.name} are:\n"
+        head = f"{'All' if describe_all else 'Dynamic'} configs for {entity.type[:-1]} {entity.name} are:\n"
     lines = []
     for e in entries:
         synonyms = ", ".join(f"{s}:{n}={_java_value(v)}" for s, n, v in e.synonyms)
@@ -153,9 +153,13 @@ def admin_entries(cluster: Any, entity: Entity) -> list[ConfigEntry]:
     return []
 
 
-def admin_dynamic(cluster: Any, entity: Entity) -> list[ConfigEntry]:
+def admin_dynamic(cluster: Any, entity: Entity, describe_all: bool = False) -> list[ConfigEntry]:
+    """The entity's own dynamic configs (or with `describe_all` every config), as `getResourceConfig` filters."""
+    entries = admin_entries(cluster, entity)
+    if describe_all:
+        return entries
     source = dynamic_source(entity)
-    return [e for e in admin_entries(cluster, entity) if e.source == source]
+    return [e for e in entries if e.source == source]
 
 
 def zk_configs(cluster: Any, entity: Entity) -> list[tuple[str, str]]:
