@@ -253,3 +253,14 @@ def test_under_replicated_over_zookeeper_counts_every_assigned_replica(zk_chroot
         assert (r.code, r.out) == (1, "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\n")
     finally:
         k.close()
+
+
+def test_alter_configs_the_deprecated_zookeeper_way(kafka: ZkKafka) -> None:
+    before = len(kafka.notifications())
+    r = topics(kafka, "--alter", "--topic", "orders", "--config", "retention.ms=7", "--delete-config", "cleanup.policy")
+    assert (r.code, r.out) == (0, "WARNING: Altering topic configuration from this script has been deprecated and may be "
+                                  "removed in future releases.\n"
+                                  "         Going forward, please use kafka-configs.sh for this functionality\n"
+                                  'Updated config for topic "orders".\n')
+    assert znode(kafka, "/config/topics/orders") == b'{"version":1,"config":{"retention.ms":"7"}}'
+    assert kafka.notifications()[before:] == [{"version": 2, "entity_path": "topics/orders"}]

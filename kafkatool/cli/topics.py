@@ -61,7 +61,10 @@ def topics(
     replication_factor: int | None = typer.Option(None, "--replication-factor", help="Replicas per partition (--create)."),
     replica_assignment: str | None = typer.Option(
         None, "--replica-assignment", metavar="B1:B2,B1:B2,…", help="Brokers per partition, partition 0 first."),
-    config: list[str] = typer.Option([], "--config", metavar="NAME=VALUE", help="Topic config override (--create; repeatable)."),
+    config: list[str] = typer.Option(
+        [], "--config", metavar="NAME=VALUE", help="Topic config override (--create; --alter over ZooKeeper; repeatable)."),
+    delete_config: list[str] = typer.Option(
+        [], "--delete-config", metavar="NAME", help="Override to remove (--alter over ZooKeeper, as Kafka 2.1; repeatable)."),
     disable_rack_aware: bool = typer.Option(False, "--disable-rack-aware", help="Assign replicas ignoring racks."),
     seed: int | None = typer.Option(None, "--seed", help="Seed Kafka's java.util.Random for --create's assignment."),
     under_replicated: bool = typer.Option(False, "--under-replicated-partitions", help="Only partitions whose ISR is short of their replicas."),
@@ -93,8 +96,10 @@ def topics(
         raise CliError("topics: the report filters apply to --describe only")
     if action in ("create", "alter", "delete") and not topic:
         raise CliError(f'topics: Missing required argument "[topic]" for --{action}')
-    if action == "alter" and partitions is None:
+    if action == "alter" and partitions is None and not (config or delete_config):
         raise CliError('topics: Missing required argument "[partitions]" for --alter')
+    if delete_config and action != "alter":
+        raise CliError("topics: --delete-config goes with --alter")
     if action == "create" and replica_assignment and (partitions is not None or replication_factor is not None):
         raise CliError("topics: --replica-assignment cannot be used with --partitions or --replication-factor")
     if dry_run and action in ("list", "describe"):
@@ -104,7 +109,7 @@ def topics(
         configs = parse_configs(config)
     except TopicError as exc:
         raise CliError(f"topics: {exc}") from None
-    if config and action != "create":
+    if config and action not in ("create", "alter"):
         raise CliError("topics: --config applies to --create (use `kafkatool configs` to change a topic's configs)")
 
     with cluster_from_options(zookeeper, bootstrap_server, command_config, timeout, thing="topics") as cluster:
@@ -119,8 +124,12 @@ def topics(
                 _create(cluster, topic or "", partitions, replication_factor, assignment, configs,
                         not disable_rack_aware, seed, if_not_exists, dry_run, output_format)
             elif action == "alter":
-                _alter(cluster, topic or "", partitions or 0, assignment, not disable_rack_aware, if_exists, dry_run,
-                       output_format)
+                if (config or delete_config) and cluster.kind != "zookeeper":
+                    raise CliError('topics: Option combination "[bootstrap-server],[config]" can\'t be used with option '
+                                   '"[alter]" (the kafka-configs CLI supports altering topic configs with a '
+                                   "--bootstrap-server option)")
+                _alter(cluster, topic or "", partitions, assignment, not disable_rack_aware, if_exists, dry_run,
+                       output_format, configs, [k.strip() for k in delete_config])
             else:
                 _delete(cluster, topic or "", if_exists, dry_run, output_format)
         except TopicError as exc:
@@ -255,8 +264,8 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
     _report(fmt, out, [{**plan.row(), "status": "created"}])
 
 
-def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aware: bool, if_exists: bool,
-           dry_run: bool, fmt: str) -> None:
+def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, rack_aware: bool, if_exists: bool,
+           dry_run: bool, fmt: str, configs: dict[str, str] | None = None, delete_configs: list[str] | None = None) -> None:
     from kafkatool.cluster.topics import plan_add_partitions
     from kafkatool.cluster.topics_backend import admin_add_partitions, current_assignment, zk_add_partitions
 
@@ -268,8 +277,12 @@ def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aw
         raise _not_found(cluster, pattern)
     brokers = cluster.brokers()
     out: list[str] = []
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in names:
+        if configs or delete_configs:
+            _alter_configs_zk(cluster, name, configs or {}, delete_configs or [], dry_run, out, rows)
+        if partitions is None:
+            continue
         plan = plan_add_partitions(name, current_assignment(cluster, name), brokers, partitions, assignment, rack_aware)
         if zk:
             out += plan.warnings  # Kafka 3.3's Admin path prints no warning
@@ -283,6 +296,30 @@ def _alter(cluster: Any, pattern: str, partitions: int, assignment: Any, rack_aw
             out.append("Adding partitions succeeded!")
         rows.append({**plan.row(), "status": "altered"})
     _report(fmt, out, rows)
+
+
+def _alter_configs_zk(cluster: Any, name: str, configs: dict[str, str], delete: list[str], dry_run: bool,
+                      out: list[str], rows: list[dict[str, Any]]) -> None:
+    """Kafka 2.1's deprecated `--alter --config/--delete-config`: the warning, then the config znode and its
+    change notification (deleting a config that is not set is no error there)."""
+    from kafkatool.cluster.configs import Entity, zk_configs
+    from kafkatool.cluster.model import ConfigChange
+    from kafkatool.cluster.topics import check_zk_topic_config_names
+
+    check_zk_topic_config_names([*configs, *delete])
+    out += ["WARNING: Altering topic configuration from this script has been deprecated and may be removed in "
+            "future releases.", "         Going forward, please use kafka-configs.sh for this functionality"]
+    current = dict(zk_configs(cluster, Entity("topics", name)))
+    change = ConfigChange("topics", name, set=dict(configs), delete=[k for k in delete if k in current])
+    row = {"action": "alter-config", "topic": name, "before": current, "after": change.apply(current)}
+    if dry_run:
+        out.append(f"dry run: nothing is changed. Would set the configs of {name} to "
+                   + ",".join(f"{k}={v}" for k, v in change.apply(current).items()))
+        rows.append({**row, "status": "dry-run"})
+        return
+    cluster.alter_configs([change])
+    out.append(f'Updated config for topic "{name}".')
+    rows.append({**row, "status": "altered"})
 
 
 def _delete(cluster: Any, pattern: str, if_exists: bool, dry_run: bool, fmt: str) -> None:
