@@ -264,3 +264,30 @@ def test_alter_configs_the_deprecated_zookeeper_way(kafka: ZkKafka) -> None:
                                   'Updated config for topic "orders".\n')
     assert znode(kafka, "/config/topics/orders") == b'{"version":1,"config":{"retention.ms":"7"}}'
     assert kafka.notifications()[before:] == [{"version": 2, "entity_path": "topics/orders"}]
+
+
+def test_a_throttle_reassign_left_behind_is_seen_and_removed(kafka: ZkKafka, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """reassign --execute --throttle sets the throttles; when the move is done without --verify they stay:
+    configs shows them and removes them."""
+    import kafkatool.cli.reassign  # noqa: F401
+
+    plan = {"version": 1, "partitions": [{"topic": "audit", "partition": 0, "replicas": [3, 1]}]}
+    (tmp_path / "r.json").write_text(json.dumps(plan))
+    r = run_kafkatool("reassign", "--zookeeper", kafka.connect, "--execute", "--reassignment-json-file",
+                      str(tmp_path / "r.json"), "--throttle", "5000", "--rollback-file", str(tmp_path / "rb.json"))
+    assert r.code == 0, r.err
+    kafka.complete_reassignment()  # the controller finished; nobody ran --verify
+    rows = json.loads(configs(kafka, "--describe", "--entity-type", "brokers", "--format", "json").out)
+    throttled = sorted({x["entity_name"] for x in rows if x["throttle"]})
+    assert throttled and all(x["value"] == "5000" for x in rows if x["name"].endswith("throttled.rate"))
+    topic_rows = json.loads(configs(kafka, "--describe", "--topic", "audit", "--format", "json").out)
+    assert {x["name"] for x in topic_rows} == {"leader.replication.throttled.replicas",
+                                               "follower.replication.throttled.replicas"}
+    for broker in throttled:
+        r = configs(kafka, "--alter", "--broker", broker, "--delete-config",
+                    "leader.replication.throttled.rate,follower.replication.throttled.rate")
+        assert r.code == 0, r.err
+    r = configs(kafka, "--alter", "--topic", "audit", "--delete-config",
+                "leader.replication.throttled.replicas,follower.replication.throttled.replicas")
+    assert r.code == 0, r.err
+    assert all(kafka.config("brokers", b) == {} for b in throttled) and kafka.config("topics", "audit") == {}
