@@ -230,3 +230,18 @@ def test_configs_describe_all_lists_defaults_in_config_order(k33: FakeTopicsKafk
     assert sorted(names) == sorted(["cleanup.policy", "min.insync.replicas", "retention.ms", "segment.bytes"])
     assert names == config_entries_order(names)  # Config.entries()' HashMap order (checked against the JDK)
     assert "  min.insync.replicas=1 sensitive=false synonyms={}" in lines
+
+
+def test_create_with_partitions_sends_kafkas_rack_aware_assignment(k33: FakeTopicsKafka) -> None:
+    from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers
+    from kafkatool.cluster.javarandom import JavaRandom
+
+    expected = assign_replicas_to_brokers([BrokerMetadata(b, k33.rack[b]) for b in (1, 2, 3, 4)], 4, 2, rng=JavaRandom(7))
+    r = topics(k33, "--create", "--topic", "seeded", "--partitions", "4", "--replication-factor", "2", "--seed", "7",
+               "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)[0]["assignment"] == {str(p): reps for p, reps in expected.items()}
+    assert k33.assignment("seeded") == expected
+    assert all(len({k33.rack[b] for b in reps}) == 2 for reps in expected.values())
+    r = topics(k33, "--create", "--topic", "bad", "--partitions", "1", "--replication-factor", "1", "--config", "a==b")
+    assert r.code == 2 and r.err.startswith("kafkatool: topics: Invalid topic config")
