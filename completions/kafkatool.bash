@@ -9,6 +9,7 @@ _kafkatool() {
         [[ "$w" == -* ]] && continue
         case "$path:$w" in
             ":compact") path="compact" ;;
+            ":configs") path="configs" ;;
             ":dump-log") path="dump-log" ;;
             ":elect") path="elect" ;;
             ":generate") path="generate" ;;
@@ -19,11 +20,13 @@ _kafkatool() {
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
+            ":topics") path="topics" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
+            "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
         esac
@@ -35,7 +38,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -49,6 +52,23 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --estimate --dry-run --config --segment-bytes --delete-retention-ms --min-compaction-lag-ms --buffer-size --now --kafka-version --format --quiet -q -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "configs")
+            case "$prev" in
+                --entity-type) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --entity-name) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --add-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --delete-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "dump-log")
@@ -152,7 +172,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export owners reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
@@ -181,6 +201,16 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --format --output -o --timeout --quiet -q -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets owners")
+            case "$prev" in
+                --group) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --group --verify --format --zookeeper --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets reset")
@@ -279,6 +309,25 @@ _kafkatool() {
                 --executor-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --master --query --sql --engine --output -o --output-format --overwrite --format -f --split-size --topic -t --top --by --approx --on-corrupt --verify-crc --no-index --limit --spark-conf --executor-timeout --quiet -q -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "topics")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --replication-factor) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --replica-assignment) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --delete-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --delete-config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

@@ -21,13 +21,15 @@ from gen_broker_versions import MIRROR, SPEC_DIR, load_spec  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests/support/data/wire_specs.json"
 SOURCES = (("confluentinc+kafka", "v8.1.0", "4.1"), ("confluentinc+kafka", "v7.9.0", "3.9"))
-#: API name -> key: what fake_admin.py and fake_groups.py serve (and ConsumerGroupDescribe, DeleteGroups).
+#: API name -> key: what fake_admin.py, fake_groups.py and fake_topics.py serve (and ConsumerGroupDescribe, DeleteGroups).
 APIS = {
     "ApiVersions": 18, "Metadata": 3, "DescribeCluster": 60, "ListPartitionReassignments": 46,
     "AlterPartitionReassignments": 45, "ElectLeaders": 43, "DescribeLogDirs": 35, "AlterReplicaLogDirs": 34,
     "DescribeConfigs": 32, "IncrementalAlterConfigs": 44, "FindCoordinator": 10, "ListGroups": 16,
     "DescribeGroups": 15, "OffsetFetch": 9, "ListOffsets": 2, "Fetch": 1, "OffsetCommit": 8,
     "ConsumerGroupDescribe": 69, "DeleteGroups": 42,
+    # topics/configs (tests/support/fake_topics.py)
+    "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DescribeTopicPartitions": 75,
 }
 
 

@@ -21,6 +21,8 @@ COMMANDS = {
     "compact": "compact",
     "reassign": "reassign",
     "elect": "elect",
+    "topics": "topics",
+    "configs": "configs",
     "offsets": "offsets",
     "spark-scan": "sparkscan",
     "replicas": "replicas",
@@ -29,7 +31,7 @@ COMMANDS = {
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).
-SUBCOMMAND_MODULES = {"offsets": ("offsets_watch",)}
+SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners")}
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 

@@ -27,6 +27,7 @@ class ApiKey:
     ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
     ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
     UPDATE_FEATURES, DESCRIBE_CLUSTER = 57, 60
+    CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, DESCRIBE_TOPIC_PARTITIONS = 19, 20, 37, 75
 
 
 #: api key -> (name, the first release whose brokers accept it)
@@ -39,6 +40,10 @@ API: dict[int, tuple[str, Release]] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ("AlterPartitionReassignments", Release(2, 4)),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ("ListPartitionReassignments", Release(2, 4)),
     ApiKey.DESCRIBE_CLUSTER: ("DescribeCluster", Release(2, 8)),
+    ApiKey.CREATE_TOPICS: ("CreateTopics", Release(0, 10)),
+    ApiKey.DELETE_TOPICS: ("DeleteTopics", Release(0, 10)),
+    ApiKey.CREATE_PARTITIONS: ("CreatePartitions", Release(1, 0)),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: ("DescribeTopicPartitions", Release(3, 7)),
 }
 
 #: Newest first: (release, api key, lowest highest-version that shows it).  Each marker holds for

@@ -403,3 +403,40 @@ class ZkCluster(Cluster):
                 f"{','.join(map(str, running))}. Aborting operation"
             ) from None
         return ElectionResult(znode_json=data.decode("utf-8"))
+
+    # -- generic access for the topics/configs/owners tools (kafkatool.cluster.topics_backend, …) --------
+
+    def read_many(self, paths: list[str]) -> list[bytes | None]:
+        """Data of many znodes in one round trip (None where missing)."""
+        return self._get_many(paths)
+
+    def read(self, path: str) -> bytes | None:
+        got = self._get(path)
+        return None if got is None else got[0]
+
+    def read_versioned(self, path: str) -> tuple[bytes | None, int]:
+        """Data and version of a znode ((None, -1) when missing), for version-checked writes."""
+        got = self._get(path)
+        return (None, -1) if got is None else (got[0], got[1].version)
+
+    def create_if_absent(self, path: str, data: bytes) -> bool:
+        """Create a persistent znode; False when it exists already."""
+        from kazoo.exceptions import NodeExistsError
+
+        try:
+            self._wait(self.client.create_async(path, data), path)
+        except NodeExistsError:
+            return False
+        return True
+
+    def children(self, path: str) -> list[str]:
+        """Children of a znode ([] when it does not exist)."""
+        return self._children(path)
+
+    def commit(self, build: Callable[[Any], None], what: str) -> None:
+        """Run the writes `build` adds to one ZooKeeper transaction; all or nothing, one-line errors."""
+        self._raise_tx_errors(self._commit(build, what), what)
+
+    def ensure_paths(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            self._wait(self.client.ensure_path_async(path), path)

@@ -142,6 +142,8 @@ def _encode_value(f: dict[str, Any], value: Any, version: int, flex: bool, path:
             return _uvarint(len(raw) + 1) + raw
         return struct.pack(">h" if t == "string" else ">i", len(raw)) + raw
     if t == "struct":
+        if nullable:  # a nullable struct: -1 null, 1 present
+            return b"\xff" if value is None else b"\x01" + encode_fields(f["f"], value, version, flex, path)
         return encode_fields(f["f"], value, version, flex, path)
     if t.startswith("[]"):
         if value is None:
@@ -226,6 +228,8 @@ def _decode_value(f: dict[str, Any], r: Reader, version: int, flex: bool) -> Any
         raw = r.take(n)
         return raw.decode() if t == "string" else raw
     if t == "struct":
+        if in_range(f.get("nv", "none"), version) and r.unpack(">b") < 0:  # a nullable struct: -1 null, 1 present
+            return None
         return decode_fields(f["f"], r, version, flex)
     if t.startswith("[]"):
         n = r.uvarint() - 1 if flex else r.unpack(">i")

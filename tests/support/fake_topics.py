@@ -1,0 +1,203 @@
+"""The fake brokers of `fake_admin`, plus what `topics` and `configs` need from a broker.
+
+Added on top of `fake_admin` (which negotiates as a broker of its `release` does, answering at the
+negotiated version from the message specs): CreateTopics, CreatePartitions, DeleteTopics and DescribeTopicPartitions handlers with a
+KRaft controller's checks and messages, topic ids in Metadata, and DescribeConfigs answers that list
+every topic config with its default (as real brokers do) so `min.insync.replicas` is always there.
+Handlers build responses as fake_admin's do (`R = BODY`, `R.<Struct>(field=…)`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kafka.protocol.admin import DescribeTopicPartitionsRequest
+
+from tests.support.fake_admin import (
+    DEFAULT_CONFIG,
+    NONE,
+    NOT_CONTROLLER,
+    TOPIC,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    FakeKafka,
+    FakePartition,
+)
+from tests.support.kwire import BODY
+
+TOPIC_ALREADY_EXISTS = 36
+INVALID_PARTITIONS = 37
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REPLICA_ASSIGNMENT = 39
+INVALID_TOPIC_EXCEPTION = 17
+
+#: Defaults a broker reports for every topic (a few of the real list).
+TOPIC_DEFAULTS = {"cleanup.policy": "delete", "min.insync.replicas": "1", "retention.ms": "604800000",
+                  "segment.bytes": "1073741824"}
+
+def _get(obj: Any, name: str) -> Any:
+    """A field of a response body fake_admin built (a dict), or of a struct."""
+    return obj[name] if isinstance(obj, dict) else getattr(obj, name)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    if isinstance(obj, dict):
+        obj[name] = value
+    else:
+        setattr(obj, name, value)
+
+
+class FakeTopicsKafka(FakeKafka):
+    """FakeKafka that also creates, grows and deletes topics; `topic_ids` maps names to UUIDs."""
+
+    def __init__(self, *args: Any, elr: bool = True, real_broker: str | None = None, **kwargs: Any) -> None:
+        if real_broker is not None:
+            kwargs["release"] = real_broker  # the release's real (or derived) ApiVersions table
+        super().__init__(*args, **kwargs)
+        self.topic_ids: dict[str, uuid.UUID] = {}
+        self.elr: dict[tuple[str, int], tuple[list[int] | None, list[int] | None]] = {}
+        if not elr:  # a broker before 3.7: no DescribeTopicPartitions
+            self.api_versions.pop(DescribeTopicPartitionsRequest.API_KEY, None)
+
+    def add_topic(self, name: str, assignment: dict[int, list[int]], size: int = 0) -> None:
+        super().add_topic(name, assignment, size)
+        self.topic_ids.setdefault(name, uuid.uuid5(uuid.NAMESPACE_URL, f"kafka-topic:{name}"))
+
+    # -- Metadata with topic ids ----------------------------------------------------------------------
+
+    def _on_3(self, broker: int, req: Any) -> Any:
+        response = super()._on_3(broker, req)
+        for t in _get(response, "topics"):
+            if _get(t, "name") in self.topic_ids:
+                _set(t, "topic_id", self.topic_ids[_get(t, "name")])
+                _set(t, "is_internal", _get(t, "name").startswith("__"))
+        return response
+
+    # -- DescribeConfigs: every topic config, defaults included ---------------------------------------
+
+    def _on_32(self, broker: int, req: Any) -> Any:
+        response = super()._on_32(broker, req)
+        R = BODY
+        Entry = R.DescribeConfigsResult.DescribeConfigsResourceResult
+        for res in _get(response, "results"):
+            for c in _get(res, "configs"):
+                if _get(c, "config_source") in (1, 2, 3):  # a dynamic value is its own first synonym
+                    _set(c, "synonyms", [Entry.DescribeConfigsSynonym(name=_get(c, "name"), value=_get(c, "value"),
+                                                                      source=_get(c, "config_source"))])
+            if _get(res, "resource_type") != TOPIC or _get(res, "error_code"):
+                continue
+            dynamic = [c for c in _get(res, "configs") if _get(c, "config_source") != DEFAULT_CONFIG]
+            named = {_get(c, "name") for c in dynamic}
+            wanted = None
+            for r in req.resources:
+                if r.resource_name == _get(res, "resource_name"):
+                    wanted = r.configuration_keys
+            defaults = [Entry(name=k, value=v, read_only=False, config_source=DEFAULT_CONFIG, is_default=True,
+                              is_sensitive=False, synonyms=[], config_type=2, documentation=None)
+                        for k, v in TOPIC_DEFAULTS.items() if k not in named and (wanted is None or k in wanted)]
+            _set(res, "configs", dynamic + defaults)
+        return response
+
+    # -- CreateTopics ---------------------------------------------------------------------------------
+
+    def _on_19(self, broker: int, req: Any) -> Any:
+        R = BODY
+        out = []
+        for t in req.topics:
+            code, message = self._create_one(t, req.validate_only) if broker == self.controller_id else (NOT_CONTROLLER, None)
+            out.append(R.CreatableTopicResult(name=t.name, topic_id=self.topic_ids.get(t.name, uuid.UUID(int=0)),
+                                              error_code=code, error_message=message, topic_config_error_code=0,
+                                              num_partitions=-1, replication_factor=-1, configs=None))
+        return R(throttle_time_ms=0, topics=out)
+
+    def _create_one(self, t: Any, validate_only: bool) -> tuple[int, str | None]:
+        if t.name in self.topics:
+            return TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
+        for other in self.topics:
+            if other.replace(".", "_") == t.name.replace(".", "_"):
+                return INVALID_TOPIC_EXCEPTION, f"Topic '{t.name}' collides with existing topic: {other}"
+        if t.assignments:
+            assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+            for reps in assignment.values():
+                if set(reps) - self.alive:
+                    return INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker(s) that are not alive: {reps}"
+        else:
+            n, rf = t.num_partitions, t.replication_factor
+            brokers = sorted(self.alive)
+            if rf > len(brokers):
+                return INVALID_REPLICATION_FACTOR, (f"Unable to replicate the partition {rf} time(s): The target "
+                                                    f"replication factor of {rf} cannot be reached because only "
+                                                    f"{len(brokers)} broker(s) are registered.")
+            assignment = {p: [brokers[(p + i) % len(brokers)] for i in range(rf)] for p in range(n)}
+        if not validate_only:
+            self.add_topic(t.name, assignment)
+            cfg = {c.name: c.value for c in t.configs or []}
+            if cfg:
+                self.set_config("topics", t.name, cfg)
+        return NONE, None
+
+    # -- CreatePartitions -----------------------------------------------------------------------------
+
+    def _on_37(self, broker: int, req: Any) -> Any:
+        R = BODY
+        out = []
+        for t in req.topics:
+            parts = self.topics.get(t.name)
+            code, message = NONE, None
+            if broker != self.controller_id:
+                code = NOT_CONTROLLER
+            elif parts is None:
+                code, message = UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
+            elif t.count <= len(parts):
+                code, message = INVALID_PARTITIONS, (f"Topic currently has {len(parts)} partitions, which is higher "
+                                                     f"than the requested {t.count}.")
+            elif not req.validate_only:
+                start = len(parts)
+                for i in range(start, t.count):
+                    reps = (list(t.assignments[i - start].broker_ids) if t.assignments
+                            else [sorted(self.alive)[i % len(self.alive)]])
+                    parts[i] = FakePartition(reps, reps[0], list(reps), log_dir={b: self.log_dirs[0] for b in reps})
+            out.append(R.CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message))
+        return R(throttle_time_ms=0, results=out)
+
+    # -- DeleteTopics ---------------------------------------------------------------------------------
+
+    def _on_20(self, broker: int, req: Any) -> Any:
+        R = BODY
+        names = [t.name for t in req.topics] if req.topics else list(req.topic_names or [])
+        out = []
+        for name in names:
+            if broker != self.controller_id:
+                code, message = NOT_CONTROLLER, None
+            elif name in self.topics:
+                del self.topics[name]
+                self.configs.pop((TOPIC, name), None)
+                code, message = NONE, None
+            else:
+                code, message = UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
+            out.append(R.DeletableTopicResult(name=name, topic_id=self.topic_ids.pop(name, uuid.UUID(int=0)),
+                                              error_code=code, error_message=message))
+        return R(throttle_time_ms=0, responses=out)
+
+    # -- DescribeTopicPartitions (KIP-966) ------------------------------------------------------------
+
+    def _on_75(self, broker: int, req: Any) -> Any:
+        R = BODY
+        T = R.DescribeTopicPartitionsResponseTopic
+        out = []
+        for t in req.topics:
+            parts = self.topics.get(t.name)
+            if parts is None:
+                out.append(T(error_code=UNKNOWN_TOPIC_OR_PARTITION, name=t.name, topic_id=uuid.UUID(int=0),
+                             is_internal=False, partitions=[], topic_authorized_operations=-2147483648))
+                continue
+            ps = []
+            for p, fp in sorted(parts.items()):
+                elr, lke = self.elr.get((t.name, p), ([], []))
+                ps.append(T.DescribeTopicPartitionsResponsePartition(
+                    error_code=0, partition_index=p, leader_id=fp.leader, leader_epoch=0, replica_nodes=list(fp.replicas),
+                    isr_nodes=list(fp.isr), eligible_leader_replicas=elr, last_known_elr=lke,
+                    offline_replicas=[b for b in fp.replicas if b not in self.alive]))
+            out.append(T(error_code=0, name=t.name, topic_id=self.topic_ids[t.name], is_internal=t.name.startswith("__"),
+                         partitions=ps, topic_authorized_operations=-2147483648))
+        return R(throttle_time_ms=0, topics=out, next_cursor=None)

@@ -1,0 +1,248 @@
+"""`topics` and `configs` over the Admin API: kafka-python's real client against fake brokers that
+advertise a real broker's ApiVersions answer (Kafka 2.1.1, 3.3.1, 4.0.0 from shared/fixtures/brokers).
+
+Expected text is Kafka's own format strings: TopicCommand.scala at 3.3.1
+(`Topic: X\\tTopicId: …\\tPartitionCount: …`), TopicCommand.java at 4.0 (`\\tElr: …\\tLastKnownElr: …`,
+`N/A` without DescribeTopicPartitions) and ConfigCommand.scala at 3.3.1.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from kafka.protocol.admin import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest
+
+import kafkatool.cli.configs  # noqa: F401  (registers the commands on the app)
+import kafkatool.cli.topics  # noqa: F401
+from tests.support import kwire
+from tests.support.cli import run_kafkatool
+from tests.support.fake_topics import FakeTopicsKafka
+
+
+def tid(k: FakeTopicsKafka, topic: str) -> str:
+    """Kafka's `Uuid.toString()`: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(k.topic_ids[topic].bytes).decode().rstrip("=")
+
+
+def start(real_broker: str, elr: bool = True) -> FakeTopicsKafka:
+    k = FakeTopicsKafka({1: "r1", 2: "r2", 3: "r1", 4: "r2"}, controller=2, real_broker=real_broker, elr=elr)
+    k.start()
+    k.add_topic("orders", {0: [1, 2], 1: [2, 3], 2: [3, 4]})
+    k.add_topic("audit", {0: [4, 1]})
+    k.set_config("topics", "orders", {"retention.ms": "5", "min.insync.replicas": "2"})
+    return k
+
+
+@pytest.fixture
+def k33():  # type: ignore[no-untyped-def]
+    k = start("3.3.1")
+    yield k
+    k.stop()
+
+
+def topics(k: FakeTopicsKafka, *args: str, release: str | None = None):  # type: ignore[no-untyped-def]
+    pre = ("--kafka-release", release) if release else ()
+    return run_kafkatool(*pre, "topics", "--bootstrap-server", k.bootstrap, "--timeout", "5", *args)
+
+
+def configs(k: FakeTopicsKafka, *args: str):  # type: ignore[no-untyped-def]
+    return run_kafkatool("configs", "--bootstrap-server", k.bootstrap, "--timeout", "5", *args)
+
+
+def test_describe_is_kafka_33s_text_against_a_33_broker(k33: FakeTopicsKafka) -> None:
+    k33.partition("orders", 1).isr = [2]
+    k33.alive.discard(4)  # broker 4 died: partition 2 has no live leader
+    k33.partition("orders", 2).leader = 4
+    r = topics(k33, "--describe")
+    assert r.code == 0, r.err
+    assert r.out == (
+        f"Topic: audit\tTopicId: {tid(k33, 'audit')}\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n"
+        "\tTopic: audit\tPartition: 0\tLeader: none\tReplicas: 4,1\tIsr: 4,1\n"  # its leader is not a live broker
+        f"Topic: orders\tTopicId: {tid(k33, 'orders')}\tPartitionCount: 3\tReplicationFactor: 2\t"
+        "Configs: min.insync.replicas=2,retention.ms=5\n"
+        "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
+        "\tTopic: orders\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n"
+        "\tTopic: orders\tPartition: 2\tLeader: none\tReplicas: 3,4\tIsr: 3,4\n"
+    )
+    assert topics(k33, "--list").out == "audit\norders\n"
+
+
+def test_health_filters_follow_kafkas_rules(k33: FakeTopicsKafka) -> None:
+    k33.partition("orders", 1).isr = [2]
+    k33.partition("audit", 0).isr = [4]
+    r = topics(k33, "--describe", "--under-min-isr-partitions")  # orders has min.insync.replicas=2
+    assert (r.code, r.out) == (1, "\tTopic: orders\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n")
+    r = topics(k33, "--describe", "--at-min-isr-partitions")  # audit has the default, 1
+    assert (r.code, r.out) == (1, "\tTopic: audit\tPartition: 0\tLeader: 4\tReplicas: 4,1\tIsr: 4\n"
+                                  "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
+                                  "\tTopic: orders\tPartition: 2\tLeader: 3\tReplicas: 3,4\tIsr: 3,4\n")
+    r = topics(k33, "--describe", "--under-replicated-partitions", "--format", "ndjson")
+    rows = [json.loads(line) for line in r.out.splitlines()]
+    assert r.code == 1 and [(x["topic"], x["partition"]) for x in rows] == [("audit", 0), ("orders", 1)]
+    r = topics(k33, "--describe", "--topics-with-overrides")
+    assert (r.code, r.out) == (1, f"Topic: orders\tTopicId: {tid(k33, 'orders')}\tPartitionCount: 3\t"
+                                  "ReplicationFactor: 2\tConfigs: min.insync.replicas=2,retention.ms=5\n")
+    r = topics(k33, "--describe", "--topic", "nope")
+    assert (r.code, r.err) == (2, "kafkatool: topics: Topic 'nope' does not exist as expected\n")
+
+
+def test_reassignment_in_progress_shows_adding_and_removing(k33: FakeTopicsKafka) -> None:
+    k33._alter_one("orders", 0, [2, 3])
+    r = topics(k33, "--describe", "--topic", "orders")
+    lines = r.out.splitlines()
+    assert lines[0].endswith("\tReplicationFactor: 2\tConfigs: min.insync.replicas=2,retention.ms=5")
+    assert lines[1] == "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 2,3,1\tIsr: 1,2\tAdding Replicas: 3\tRemoving Replicas: 1"
+
+
+def test_kafka_40_text_has_elr_columns() -> None:
+    k = start("4.0.0")
+    try:
+        k.elr[("orders", 1)] = ([3], [])
+        r = topics(k, "--describe", "--topic", "orders")  # a 4.0 broker: 4.0's text
+        assert r.code == 0, r.err
+        assert r.out.splitlines()[1:3] == [
+            "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\tElr: \tLastKnownElr: ",
+            "\tTopic: orders\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2,3\tElr: 3\tLastKnownElr: "]
+        r = topics(k, "--describe", "--topic", "orders", release="3.3")
+        assert r.out.splitlines()[1] == "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2"
+    finally:
+        k.stop()
+    k = start("3.3.1", elr=False)
+    try:  # 4.0's tool against a broker without DescribeTopicPartitions falls back to Metadata
+        r = topics(k, "--describe", "--topic", "audit", release="4.0")
+        assert r.out.splitlines()[1] == "\tTopic: audit\tPartition: 0\tLeader: 4\tReplicas: 4,1\tIsr: 4,1\tElr: N/A\tLastKnownElr: N/A"
+    finally:
+        k.stop()
+
+
+def test_create_alter_delete_send_the_planned_assignment(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--create", "--topic", "events", "--replica-assignment", "1:2,3:4", "--config", "retention.ms=9")
+    assert (r.code, r.out, r.err) == (0, "Created topic events.\n", "")
+    sent = k33.sent(CreateTopicsRequest)[-1].topics[0]
+    assert [(a.partition_index, list(a.broker_ids)) for a in sent.assignments] == [(0, [1, 2]), (1, [3, 4])]
+    assert [(c.name, c.value) for c in sent.configs] == [("retention.ms", "9")]
+    assert k33.assignment("events") == {0: [1, 2], 1: [3, 4]}
+    r = topics(k33, "--alter", "--topic", "events", "--partitions", "3", "--dry-run")
+    assert r.code == 0 and r.out.startswith("dry run: nothing is changed.") and not k33.sent(CreatePartitionsRequest)
+    r = topics(k33, "--alter", "--topic", "events", "--partitions", "3")
+    assert (r.code, r.out) == (0, "")  # Kafka 3.3's tool prints nothing here
+    new = k33.assignment("events")[2]
+    assert len(new) == 2 and len({k33.rack[b] for b in new}) == 2  # rack-aware
+    r = topics(k33, "--create", "--topic", "events", "--partitions", "1", "--replication-factor", "1")
+    assert (r.code, r.err) == (2, "kafkatool: topics: Topic 'events' already exists.\n")
+    r = topics(k33, "--delete", "--topic", "events")
+    assert (r.code, r.out) == (0, "")
+    assert [t.name for t in k33.sent(DeleteTopicsRequest)[-1].topics] == ["events"] and "events" not in k33.topics
+
+
+def test_a_21_broker_describes_but_cannot_alter_configs_incrementally() -> None:
+    k = start("2.1.1")
+    try:
+        r = topics(k, "--describe", "--topic", "audit")
+        assert r.code == 0, r.err
+        # Metadata v7 has no topic ids; no ListPartitionReassignments: no reassignments, as in Kafka's tool
+        assert r.out == ("Topic: audit\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n"
+                         "\tTopic: audit\tPartition: 0\tLeader: 4\tReplicas: 4,1\tIsr: 4,1\n")
+        r = configs(k, "--alter", "--topic", "orders", "--add-config", "retention.ms=1")
+        assert r.code == 2
+        assert r.err == ("kafkatool: configs: alter configs needs IncrementalAlterConfigs (Kafka >= 2.3); the brokers at "
+                         f"{k.bootstrap} are Kafka 2.1 (or another release before 2.3)\n")
+    finally:
+        k.stop()
+
+
+def test_configs_describe_and_alter_are_kafka_33s(k33: FakeTopicsKafka) -> None:
+    k33.set_config("brokers", "2", {"leader.replication.throttled.rate": "100"})
+    r = configs(k33, "--describe", "--entity-type", "topics", "--entity-name", "orders")
+    assert (r.code, r.out) == (0, "Dynamic configs for topic orders are:\n"
+                                  "  min.insync.replicas=2 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}\n"
+                                  "  retention.ms=5 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=5}\n")
+    r = configs(k33, "--describe", "--broker", "2")
+    assert r.out == ("Dynamic configs for broker 2 are:\n"
+                     "  leader.replication.throttled.rate=100 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+                     "leader.replication.throttled.rate=100}\n")
+    r = configs(k33, "--alter", "--broker", "2", "--delete-config", "leader.replication.throttled.rate")
+    assert (r.code, r.out) == (0, "Completed updating config for broker 2.\n")
+    assert k33.config("brokers", "2") == {}
+    r = configs(k33, "--alter", "--topic", "orders", "--add-config", "cleanup.policy=[compact,delete]",
+                "--delete-config", "retention.ms")
+    assert (r.code, r.out) == (0, "Completed updating config for topic orders.\n")
+    assert k33.config("topics", "orders") == {"min.insync.replicas": "2", "cleanup.policy": "compact,delete"}
+    r = configs(k33, "--alter", "--topic", "orders", "--delete-config", "retention.ms")
+    assert (r.code, r.err) == (2, "kafkatool: configs: Invalid config(s): retention.ms\n")
+    r = configs(k33, "--alter", "--broker-defaults", "--add-config", "follower.replication.throttled.rate=5")
+    assert (r.code, r.out) == (0, "Completed updating default config for brokers in the cluster.\n")
+    assert k33.config("brokers", "") == {"follower.replication.throttled.rate": "5"}
+
+
+def test_writes_follow_a_moved_controller(k33: FakeTopicsKafka) -> None:
+    """The client asks the controller it knows; after a NOT_CONTROLLER answer it refreshes and asks again."""
+    from kafkatool.cluster.backend import open_cluster
+    from kafkatool.cluster.topics import CreatePlan
+    from kafkatool.cluster.topics_backend import admin_create
+
+    with open_cluster(bootstrap_server=k33.bootstrap, timeout=5) as c:
+        c.topics()
+        c.client._controller_id = 1  # stale: broker 2 is the controller
+        admin_create(c, CreatePlan("moved", {0: [1, 2]}, {}))
+    assert k33.assignment("moved") == {0: [1, 2]}
+
+
+def test_describe_by_topic_id(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--describe", "--topic-id", tid(k33, "audit"), "--topic", "orders")
+    assert r.code == 0 and r.out.startswith(f"Topic: audit\tTopicId: {tid(k33, 'audit')}\t")
+    r = topics(k33, "--describe", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAQ")
+    assert (r.code, r.err) == (2, "kafkatool: topics: TopicId 'AAAAAAAAAAAAAAAAAAAAAQ' does not exist as expected\n")
+
+
+@pytest.mark.parametrize("release", kwire.MATRIX)
+def test_every_release_describes_creates_and_alters(release: str) -> None:
+    """Across the release matrix: the requests go at the versions kafka-python negotiates with that
+    release (the fake refuses any other), and the text is the release line's."""
+    k = start(release)
+    try:
+        r = topics(k, "--create", "--topic", "m", "--replica-assignment", "1:2")
+        assert (r.code, r.out) == (0, "Created topic m.\n"), r.err
+        assert topics(k, "--alter", "--topic", "m", "--partitions", "2").code == 0
+        r = topics(k, "--describe", "--topic", "m")
+        assert r.code == 0, r.err
+        lines = r.out.splitlines()
+        assert len(lines) == 3 and lines[0].startswith("Topic: m\t")
+        has_ids = release not in ("2.1.1",)
+        assert ("\tTopicId: " in lines[0]) == has_ids
+        assert lines[1].endswith("Elr: \tLastKnownElr: ") == release.startswith("4.")
+        r = configs(k, "--alter", "--topic", "m", "--add-config", "retention.ms=1")
+        assert r.code == (2 if release == "2.1.1" else 0), r.err
+        assert topics(k, "--delete", "--topic", "m").code == 0 and "m" not in k.topics
+    finally:
+        k.stop()
+
+
+def test_configs_describe_all_lists_defaults_in_config_order(k33: FakeTopicsKafka) -> None:
+    from kafkatool.cluster.topics_text import config_entries_order
+
+    r = configs(k33, "--describe", "--topic", "audit", "--all")
+    lines = r.out.splitlines()
+    assert r.code == 0 and lines[0] == "All configs for topic audit are:"
+    names = [line.split("=", 1)[0].strip() for line in lines[1:]]
+    assert sorted(names) == sorted(["cleanup.policy", "min.insync.replicas", "retention.ms", "segment.bytes"])
+    assert names == config_entries_order(names)  # Config.entries()' HashMap order (checked against the JDK)
+    assert "  min.insync.replicas=1 sensitive=false synonyms={}" in lines
+
+
+def test_create_with_partitions_sends_kafkas_rack_aware_assignment(k33: FakeTopicsKafka) -> None:
+    from kafkatool.cluster.javarandom import JavaRandom
+
+    from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers
+
+    expected = assign_replicas_to_brokers([BrokerMetadata(b, k33.rack[b]) for b in (1, 2, 3, 4)], 4, 2, rng=JavaRandom(7))
+    r = topics(k33, "--create", "--topic", "seeded", "--partitions", "4", "--replication-factor", "2", "--seed", "7",
+               "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)[0]["assignment"] == {str(p): reps for p, reps in expected.items()}
+    assert k33.assignment("seeded") == expected
+    assert all(len({k33.rack[b] for b in reps}) == 2 for reps in expected.values())
+    r = topics(k33, "--create", "--topic", "bad", "--partitions", "1", "--replication-factor", "1", "--config", "a==b")
+    assert r.code == 2 and r.err.startswith("kafkatool: topics: Invalid topic config")
