@@ -179,7 +179,7 @@ def test_configs_describe_and_alter_are_kafka_33s(k33: FakeTopicsKafka) -> None:
 
 def test_writes_follow_a_moved_controller(k33: FakeTopicsKafka) -> None:
     """The client asks the controller it knows; after a NOT_CONTROLLER answer it refreshes and asks again."""
-    from kafkatool.cluster.backend import open_cluster
+    from kafkatool.cluster.open import open_cluster
     from kafkatool.cluster.topics import CreatePlan
     from kafkatool.cluster.topics_backend import admin_create
 
@@ -233,9 +233,8 @@ def test_configs_describe_all_lists_defaults_in_config_order(k33: FakeTopicsKafk
 
 
 def test_create_with_partitions_sends_kafkas_rack_aware_assignment(k33: FakeTopicsKafka) -> None:
-    from kafkatool.cluster.javarandom import JavaRandom
-
     from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers
+    from kafkatool.jvm.random import JavaRandom
 
     expected = assign_replicas_to_brokers([BrokerMetadata(b, k33.rack[b]) for b in (1, 2, 3, 4)], 4, 2, rng=JavaRandom(7))
     r = topics(k33, "--create", "--topic", "seeded", "--partitions", "4", "--replication-factor", "2", "--seed", "7",

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from kafkatool.cluster.javarandom import JavaRandom
 
 import kafkatool.cli.configs  # noqa: F401  (registers the commands on the app)
 import kafkatool.cli.offsets  # noqa: F401
 import kafkatool.cli.offsets_owners  # noqa: F401 - registers `offsets owners`
 import kafkatool.cli.topics  # noqa: F401
 from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers
+from kafkatool.jvm.random import JavaRandom
 from tests.support.cli import run_kafkatool
 from tests.support.zk_cluster import ZkKafka
 

@@ -175,9 +175,7 @@ def _list(cluster: Any, pattern: str | None, exclude_internal: bool, fmt: str) -
 
 
 def _text_release(cluster: Any) -> Any:
-    from kafkatool import release
-
-    return release.text_release(cluster.broker_release())
+    return cluster.text_release()
 
 
 def _describe(cluster: Any, pattern: str | None, exclude_internal: bool, flt: Any, if_exists: bool, fmt: str,
@@ -223,7 +221,6 @@ def _assignment_text(assignment: dict[int, list[int]]) -> str:
 
 def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, assignment: Any, configs: dict[str, str],
             rack_aware: bool, seed: int | None, if_not_exists: bool, dry_run: bool, fmt: str) -> None:
-    from kafkatool.cluster.javarandom import JavaRandom
     from kafkatool.cluster.topics import (
         COLLISION_WARNING,
         TopicExistsError,
@@ -232,6 +229,7 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
         plan_create,
     )
     from kafkatool.cluster.topics_backend import admin_create, zk_create
+    from kafkatool.jvm.random import JavaRandom
 
     zk = cluster.kind == "zookeeper"
     out: list[str] = []

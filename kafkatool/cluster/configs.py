@@ -176,10 +176,10 @@ def zk_entities(cluster: Any, entity_type: str) -> list[Entity]:
 def admin_entities(cluster: Any, entity_type: str) -> list[Entity]:
     """Kafka 3.3 with no --entity-name: every topic (internal ones too), or every broker then the default."""
     if entity_type == "topics":
-        from kafkatool.cluster import javaorder
         from kafkatool.cluster.topics_backend import admin_list
+        from kafkatool.jvm import java_collections
 
-        return [Entity("topics", n) for n in javaorder.string_set_order(admin_list(cluster))]
+        return [Entity("topics", n) for n in java_collections.string_set_order(admin_list(cluster))]
     return [Entity("brokers", str(b.id)) for b in cluster.brokers()] + [Entity("brokers", DEFAULT_ENTITY)]
 
 

@@ -19,8 +19,8 @@ from kafkatool.cluster.assignment import (
     BrokerMetadata,
     assign_replicas_to_brokers,
 )
-from kafkatool.cluster.javarandom import JavaRandom
 from kafkatool.cluster.model import Broker
+from kafkatool.jvm.random import JavaRandom
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kafkatool.cluster import javaorder
 from kafkatool.cluster.topics import DescribeFilter, PartitionDescription, TopicDescription
+from kafkatool.jvm import java_collections
 from kafkatool.release import Release
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -25,17 +25,17 @@ def admin_topic_order(names: Sequence[str], release: Release) -> list[str]:
     n = len(names)
     if n == 0:
         return []
-    cap = javaorder.grown_capacity(n, javaorder.table_size_for(n))
-    order = javaorder.string_set_order(sorted(names), cap)
+    cap = java_collections.grown_capacity(n, java_collections.table_size_for(n))
+    order = java_collections.string_set_order(sorted(names), cap)
     if release.at_least("4.0"):
-        copy = javaorder.table_size_for(int(n / javaorder.LOAD_FACTOR + 1))  # HashMap(Map): no 16 floor
-        order = javaorder.string_set_order(order, javaorder.grown_capacity(n, copy))
-    return javaorder.string_set_order(order, cap)
+        copy = java_collections.table_size_for(int(n / java_collections.LOAD_FACTOR + 1))  # HashMap(Map): no 16 floor
+        order = java_collections.string_set_order(order, java_collections.grown_capacity(n, copy))
+    return java_collections.string_set_order(order, cap)
 
 
 def config_entries_order(names: Sequence[str]) -> list[str]:
     """`Config.entries()`: a `HashMap` filled with every entry DescribeConfigs returned, in its order."""
-    return javaorder.string_set_order(list(names))
+    return java_collections.string_set_order(list(names))
 
 
 def _ids(brokers: Sequence[int] | None) -> str:

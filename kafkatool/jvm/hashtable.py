@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kafkatool.cluster.javaorder import string_hash
+from kafkatool.jvm.hashing import string_hash
 
 INITIAL_CAPACITY = 11
 LOAD_FACTOR = 0.75
