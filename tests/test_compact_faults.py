@@ -19,11 +19,13 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from kafkatool.log.codecs import Codec
 from kafkatool.log.files import MappedFile, list_segments
 from kafkatool.log.records import BatchScan
 from kafkatool.ops.compact import CompactConfig, compact_partition
-from kafkatool.ops.safety import CRASH_ENV, CRASH_EXIT
+from kafkatool.ops.safety import CRASH_ENV, CRASH_EXIT, INTERRUPT_ENV
 from tests.support.faults import batches_by_offset, check_loadable, copy_tree, run_kafkatool, trace_steps
 from tests.support.faults import segment_bytes as segment_bytes_of
 from tests.test_compact import NOW, BatchSpec, build_log, read_log
@@ -63,7 +65,8 @@ def _check_segments(d: Path) -> list[str]:
     return problems
 
 
-def test_a_kill_at_any_step_leaves_a_loadable_directory(tmp_path):
+@pytest.mark.parametrize("env, expected", [(CRASH_ENV, CRASH_EXIT), (INTERRUPT_ENV, 130)], ids=["kill", "ctrl-c"])
+def test_a_kill_at_any_step_leaves_a_loadable_directory(tmp_path, env, expected):
     src = tmp_path / "src" / "faulty-0"
     build_log(src, _segments())
     expected_view = _latest_view(src)
@@ -90,12 +93,14 @@ def test_a_kill_at_any_step_leaves_a_loadable_directory(tmp_path):
     assert steps.count("cleaned-written@1") == 1 and "cleaned-written@3" in steps  # three groups
     works = [copy_tree(src.parent, tmp_path / f"crash-{i}") for i in range(len(chosen))]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        procs = list(pool.map(lambda ws: run_kafkatool(args(ws[0]), {CRASH_ENV: ws[1]}), zip(works, chosen, strict=True)))
+        procs = list(pool.map(lambda ws: run_kafkatool(args(ws[0]), {env: ws[1]}), zip(works, chosen, strict=True)))
     failures = []
     for work, step, proc in zip(works, chosen, procs, strict=True):
-        if proc.returncode != CRASH_EXIT:
+        if proc.returncode != expected:
             failures.append(f"{step}: exit {proc.returncode}: {proc.stderr.strip()}")
             continue
+        if env == INTERRUPT_ENV and proc.stderr.strip().splitlines() != ["kafkatool: interrupted"]:
+            failures.append(f"{step}: an interrupt should say one line, not {proc.stderr!r}")
         failures += [f"{step}: {p}" for p in check_loadable(work) + _check_segments(work / "faulty-0")]
         for key, digest in batches_by_offset(work).items():  # each batch is the old one or the new one
             if digest not in (original.get(key), finished.get(key)):

@@ -1,10 +1,13 @@
-"""Kill `kafkatool recover` after every step and check that what it leaves loads, loses nothing the
-finished run keeps, and converges when recover runs again (tests/support/faults.py)."""
+"""Kill `kafkatool recover` (and `index rebuild`) after every step — or interrupt it there with a real
+SIGINT, as Ctrl-C would — and check that what it leaves loads, loses nothing the finished run keeps,
+and converges when the command runs again (tests/support/faults.py)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pytest
 
 from kafkatool.log.index import OffsetIndex
 from kafkatool.ops.indexcheck import resolve_targets, verify_targets
@@ -53,7 +56,8 @@ def _scenario(kafka_logs: Path, root: Path) -> Path:
     return logs
 
 
-def test_kill_recover_at_every_step(kafka_logs: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("interrupt", [False, True], ids=["kill", "ctrl-c"])
+def test_kill_recover_at_every_step(kafka_logs: Path, tmp_path: Path, interrupt: bool) -> None:
     src = _scenario(kafka_logs, tmp_path)
 
     def args(work: Path) -> list[str]:
@@ -75,7 +79,7 @@ def test_kill_recover_at_every_step(kafka_logs: Path, tmp_path: Path) -> None:
         ]
         return [f"salvaged segment does not verify: {f}" for f in bad]
 
-    result = crash_matrix(src, args, rerun, extra_check=salvage_complete)
+    result = crash_matrix(src, args, rerun, extra_check=salvage_complete, interrupt=interrupt)
     assert not result.failures, result.report()
     seen = {s.split("@")[0] for s in result.steps}
     assert RECOVER_STEPS <= seen, RECOVER_STEPS - seen
@@ -105,7 +109,8 @@ def test_scenario_is_what_the_matrix_needs(kafka_logs: Path, tmp_path: Path) -> 
     OffsetIndex((logs / "crc-0" / "00000000000000000000.index").read_bytes(), 0).sanity_check()
 
 
-def test_kill_index_rebuild_at_every_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("interrupt", [False, True], ids=["kill", "ctrl-c"])
+def test_kill_index_rebuild_at_every_step(tmp_path: Path, interrupt: bool) -> None:
     """index rebuild replaces each index file beside the old: a kill leaves the old or the new one."""
     from kafkatool.ops.indexcheck import rebuild_target
 
@@ -119,6 +124,6 @@ def test_kill_index_rebuild_at_every_step(tmp_path: Path) -> None:
         for t in resolve_targets([work]):
             rebuild_target(t, 512)
 
-    result = crash_matrix(src, args, rerun)
+    result = crash_matrix(src, args, rerun, interrupt=interrupt)
     assert not result.failures, result.report()
     assert [s.split("@")[0] for s in result.steps] == ["rebuild-index-written"] * 4

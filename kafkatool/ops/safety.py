@@ -17,7 +17,8 @@ Fault injection: set `KAFKATOOL_CRASH_AT=<step>` and the process exits with stat
 step (the steps are the `crash_point(...)` names below); tests use it to prove the claim above.
 `<step>@<n>` exits at the n-th time the step is reached (steps inside loops), and
 `KAFKATOOL_CRASH_TRACE=<file>` appends every step reached to that file, one a line, so a test can
-enumerate them (`tests/support/faults.py`).
+enumerate them (`tests/support/faults.py`).  `KAFKATOOL_INTERRUPT_AT=<step>[@<n>]` sends the process a
+real SIGINT there instead: a Ctrl-C at that moment, with the clean-up an interrupted command does.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import signal
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,25 +46,34 @@ from kafkatool.log.files import (
 CRASH_ENV = "KAFKATOOL_CRASH_AT"
 CRASH_TRACE_ENV = "KAFKATOOL_CRASH_TRACE"
 CRASH_EXIT = 99
+INTERRUPT_ENV = "KAFKATOOL_INTERRUPT_AT"  # the same steps, but a real SIGINT (Ctrl-C) instead of a kill
 SEGMENT_FILE_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 _crash_counts: dict[str, int] = {}
+_interrupt_counts: dict[str, int] = {}
 
 
 def crash_point(step: str) -> None:
-    """Exit abruptly (no cleanup, no flush) when KAFKATOOL_CRASH_AT names this step (or `step@n`)."""
+    """Exit abruptly (no cleanup, no flush) when KAFKATOOL_CRASH_AT names this step (or `step@n`); raise
+    SIGINT when KAFKATOOL_INTERRUPT_AT does (the clean-up an interrupted command does then runs)."""
     trace = os.environ.get(CRASH_TRACE_ENV)
     if trace:
         with open(trace, "a", encoding="utf-8") as f:
             f.write(step + "\n")
-    want = os.environ.get(CRASH_ENV)
+    if _reached(os.environ.get(CRASH_ENV), step, _crash_counts):
+        os._exit(CRASH_EXIT)
+    if _reached(os.environ.get(INTERRUPT_ENV), step, _interrupt_counts):
+        signal.raise_signal(signal.SIGINT)  # KeyboardInterrupt right here, as a Ctrl-C at this moment
+
+
+def _reached(want: str | None, step: str, counts: dict[str, int]) -> bool:
+    """Whether `want` (`step` or `step@n`) names this occurrence of `step`."""
     if not want:
-        return
+        return False
     name, _, nth = want.partition("@")
     if name != step:
-        return
-    count = _crash_counts[step] = _crash_counts.get(step, 0) + 1
-    if not nth or int(nth) == count:
-        os._exit(CRASH_EXIT)
+        return False
+    count = counts[step] = counts.get(step, 0) + 1
+    return not nth or int(nth) == count
 
 
 class LogDirLockedError(Exception):

@@ -45,9 +45,16 @@ from kafkatool.log.files import (
 )
 from kafkatool.log.index import OffsetIndex, TimeIndex
 from kafkatool.log.records import BatchScan
-from kafkatool.ops.safety import CRASH_ENV, CRASH_EXIT, CRASH_TRACE_ENV, finish_interrupted_swaps
+from kafkatool.ops.safety import (
+    CRASH_ENV,
+    CRASH_EXIT,
+    CRASH_TRACE_ENV,
+    INTERRUPT_ENV,
+    finish_interrupted_swaps,
+)
 
 SEGMENT_FILES = (".log", ".index", ".timeindex", ".txnindex")
+INTERRUPTED_EXIT = 130  # what every command exits with on SIGINT
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
@@ -92,7 +99,7 @@ def run_forked(args: list[str], env: dict[str, str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            for k in (CRASH_ENV, CRASH_TRACE_ENV):
+            for k in (CRASH_ENV, CRASH_TRACE_ENV, INTERRUPT_ENV):
                 os.environ.pop(k, None)
             os.environ.update(env or {})
             sys.argv = ["kafkatool", *args]
@@ -197,8 +204,12 @@ def crash_matrix(
     rerun: Callable[[Path], object],
     steps: list[str] | None = None,
     extra_check: Callable[[Path], list[str]] | None = None,
+    interrupt: bool = False,
 ) -> CrashResult:
     """Kill the command at every step on fresh copies of src and check what each kill left.
+
+    With `interrupt`, each run gets a SIGINT at the step instead (`KAFKATOOL_INTERRUPT_AT`) and must
+    exit 130 after its own clean-up; the checks are the same.
 
     `args_for(copy)` gives the kafkatool arguments for a working copy; `rerun(copy)` finishes the job
     after a crash (in-process, e.g. the library call the command makes).  `extra_check(copy)` may add
@@ -220,10 +231,11 @@ def crash_matrix(
             steps = trace_steps(src, args_for, tmpd)
         for i, step in enumerate(steps):
             work = copy_tree(src, tmpd / f"crash-{i}")
-            code = run_forked(args_for(work), {CRASH_ENV: step})
+            env, expected = (INTERRUPT_ENV, INTERRUPTED_EXIT) if interrupt else (CRASH_ENV, CRASH_EXIT)
+            code = run_forked(args_for(work), {env: step})
             res.steps.append(step)
-            if code != CRASH_EXIT:
-                res.failures.append(f"{step}: expected exit {CRASH_EXIT}, got {code}")
+            if code != expected:
+                res.failures.append(f"{step}: expected exit {expected}, got {code}")
                 continue
             res.failures.extend(f"{step}: {p}" for p in check_loadable(work, src_bytes))
             have = batches_by_offset(work)

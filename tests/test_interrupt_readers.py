@@ -1,0 +1,46 @@
+"""Ctrl-C in the middle of a long read-only command: exit 130 with one line on stderr, no traceback.  (The writers are interrupted at every step in test_fault_injection.py and
+test_compact_faults.py; spark-scan in test_spark_interrupt.py.)"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("interrupt-readers")
+    res = subprocess.run([sys.executable, "-m", "kafkatool", "generate", str(d), "--topic", "big", "--records",
+                          "200000", "--value-bytes", "200", "--segment-bytes", "268435456"],
+                         capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return d / "big-0"
+
+
+@pytest.mark.parametrize("args", [
+    ["dump-log", "--deep-iteration", "--print-data-log", "--jobs", "1", "--files", "{log}"],
+    ["dump-log", "--deep-iteration", "--format", "ndjson", "--records", "--files", "{log}"],
+], ids=["text", "ndjson"])
+def test_sigint_mid_dump_is_one_line_and_exit_130(big_log: Path, tmp_path: Path, args: list[str]) -> None:
+    log = str(big_log / "00000000000000000000.log")
+    out_path = tmp_path / "out"
+    with open(out_path, "wb") as out:
+        p = subprocess.Popen([sys.executable, "-m", "kafkatool", *[a.format(log=log) for a in args]], cwd=REPO,
+                             stdout=out, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while out_path.stat().st_size < 1_000_000 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # well into the dump
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    if p.returncode == 0:
+        pytest.skip("the dump finished before the interrupt (a very fast machine)")
+    assert p.returncode == 130
+    assert err.decode().splitlines() == ["kafkatool: interrupted"]
+    assert b"Traceback" not in out_path.read_bytes()
