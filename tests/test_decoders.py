@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from kafkatool.jvm.hashing import string_hash
+from kafkatool.jvm.text import java_double, java_utf8
 from kafkatool.log.decoders import (
     DecodeError,
     ErrorText,
@@ -33,7 +35,7 @@ from kafkatool.log.decoders import (
     format_offsets_record,
     format_transaction_record,
 )
-from kafkatool.log.decoders._wire import decode_utf8, java_double, java_string_hash, json_str
+from kafkatool.log.decoders._wire import json_str
 from tests.conftest import GOLDENS, KAFKA_LOGS, kafka_text, require_fixtures
 from tests.support.wire import cstr, frame, uvar
 
@@ -321,7 +323,7 @@ def test_group_metadata_consumer_members() -> None:
     assert key_text == "group_metadata::group=grp"
     # Members come out in Scala HashMap order; both ids land in different buckets here.
     parts = {"m-1": "m-1=[a-0, a-1, b-2]:AFF", "m-2": "m-2=[]"}
-    order = sorted(parts, key=lambda m: (_improved(java_string_hash(m)) & 15, _improved(java_string_hash(m))))
+    order = sorted(parts, key=lambda m: (_improved(string_hash(m)) & 15, _improved(string_hash(m))))
     assignment_text = "{" + ",".join(parts[m] for m in order) + "}"
     assert payload == (
         '{"protocolType":"consumer","protocol":"range","generationId":3,"assignment":'
@@ -723,12 +725,12 @@ def test_control_record_errors(key: bytes, value: bytes | None, expected: str) -
 
 def test_java_compatible_text_helpers() -> None:
     # Java's decoder replaces an encoded surrogate as one unit and a truncated tail as one.
-    assert decode_utf8(b"a\xed\xa0\x80b") == "a\ufffdb"
-    assert decode_utf8(b"a\xe2\x82") == "a\ufffd"
-    assert decode_utf8(b"\xf0\x90\x80") == "\ufffd"
-    assert decode_utf8(b"\xc0\xaf") == "\ufffd\ufffd"
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("\U0001f600") == 1772899
+    assert java_utf8(b"a\xed\xa0\x80b") == "a\ufffdb"
+    assert java_utf8(b"a\xe2\x82") == "a\ufffd"
+    assert java_utf8(b"\xf0\x90\x80") == "\ufffd"
+    assert java_utf8(b"\xc0\xaf") == "\ufffd\ufffd"
+    assert string_hash("hello") == 99162322
+    assert string_hash("\U0001f600") == 1772899
     assert [java_double(x) for x in (1.0, 1e7, 1.5e-5, 0.001, 123.456, -0.0, 12345678.9)] == [
         "1.0",
         "1.0E7",

@@ -53,3 +53,8 @@ def topic_partition_hash(topic: str, partition: int) -> int:
 def int_hash(v: int) -> int:
     """`Integer.hashCode()` (and Scala's `Int.##`): the value itself."""
     return to_int32(v)
+
+
+def string_hash_or_zero(text: str | None) -> int:
+    """`Objects.hashCode` of a possibly-null string."""
+    return 0 if text is None else string_hash(text)

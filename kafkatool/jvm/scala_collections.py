@@ -19,8 +19,8 @@ Each model is checked against the real scala-library 2.13 in tests/test_scala_co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from kafkatool.jvm.hashing import int_hash, string_hash, to_int32, topic_partition_hash
 
@@ -150,3 +150,90 @@ def topic_partition_set_order(parts: Iterable[K], scala: str = "2.13") -> list[K
 def topic_partition_mutable_order(parts: Sequence[K]) -> list[K]:
     """A 2.13 `mutable.HashSet`/`HashMap` of `TopicPartition`s filled one by one."""
     return mutable_hash_order(parts, _tp_hash)
+
+
+def _spread(h: int) -> int:
+    """2.13 mutable tables' `improveHash`: `h ^ (h >>> 16)`."""
+    u = h & 0xFFFFFFFF
+    return to_int32(u ^ (u >> 16))
+
+
+class ScalaHashTable:
+    """Bucket layout of Scala 2.13's `mutable.HashMap`/`mutable.HashSet` (default capacity 16, load 0.75).
+
+    Only iteration order matters to us: buckets in index order, each sorted by improved hash, ties in
+    insertion order.  `put` replaces an equal key in place; `add_all_unchecked` mirrors `addAll` of an
+    immutable HashSet, which sizes the table from the collection's size but skips the per-element
+    growth check.
+    """
+
+    __slots__ = ("table", "threshold", "size")
+
+    def __init__(self) -> None:
+        self.table: list[list[tuple[int, Hashable, object]] | None] = [None] * 16
+        self.threshold = 12
+        self.size = 0
+
+    def _grow(self, new_len: int) -> None:
+        old = self.table
+        self.table = [None] * new_len
+        self.threshold = int(new_len * 0.75)
+        mask = new_len - 1
+        for bucket in old:
+            if bucket:
+                for node in bucket:
+                    idx = node[0] & mask
+                    slot = self.table[idx]
+                    if slot is None:
+                        self.table[idx] = [node]
+                    else:
+                        slot.append(node)
+
+    def size_hint(self, n: int) -> None:
+        cap = int((n + 1) / 0.75)
+        target = min(_highest_one_bit(max(cap - 1, 4)) * 2, 1 << 30)
+        if target > len(self.table):
+            self._grow(target)
+
+    def put(self, key: Hashable, hash_code: int, value: object = None, *, check_growth: bool = True) -> bool:
+        """Insert or replace; returns True when the key was new."""
+        if check_growth and self.size + 1 >= self.threshold:
+            self._grow(len(self.table) * 2)
+        h = _spread(hash_code)
+        idx = h & (len(self.table) - 1)
+        bucket = self.table[idx]
+        if bucket is None:
+            self.table[idx] = [(h, key, value)]
+            self.size += 1
+            return True
+        i = 0
+        n = len(bucket)
+        while i < n and bucket[i][0] <= h:
+            if bucket[i][0] == h and bucket[i][1] == key:
+                bucket[i] = (h, key, value)
+                return False
+            i += 1
+        bucket.insert(i, (h, key, value))
+        self.size += 1
+        return True
+
+    def items(self) -> list[tuple[Hashable, object]]:
+        return [(node[1], node[2]) for bucket in self.table if bucket for node in bucket]
+
+    def keys(self) -> list[Hashable]:
+        return [node[1] for bucket in self.table if bucket for node in bucket]
+
+    def values(self) -> list[Any]:
+        return [node[2] for bucket in self.table if bucket for node in bucket]
+
+
+def _highest_one_bit(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 0
+
+
+def scala_hash_order(items: Iterable[tuple[Hashable, int]]) -> list[Hashable]:
+    """Keys in the order a Scala 2.13 mutable hash table built by successive adds iterates them."""
+    table = ScalaHashTable()
+    for key, hash_code in items:
+        table.put(key, hash_code)
+    return table.keys()

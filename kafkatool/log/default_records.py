@@ -6,8 +6,8 @@ bytes are decoded inline by table lookup (`ZIGZAG`)."""
 
 from __future__ import annotations
 
+from kafkatool.jvm.text import java_utf8
 from kafkatool.log.errors import CorruptRecordError
-from kafkatool.log.javatext import java_utf8
 from kafkatool.log.record import INT32_MAX, NO_SEQUENCE, Record
 from kafkatool.log.varint import read_varint
 

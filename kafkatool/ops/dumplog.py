@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
 
+from kafkatool.jvm.text import java_utf8_bytes
 from kafkatool.log.checkpoint import (
     CheckpointError,
     parse_checkpoint,
@@ -31,7 +32,6 @@ from kafkatool.log.codecs import Codec
 from kafkatool.log.errors import CorruptIndexError, CorruptRecordError, CorruptSnapshotError, LogFormatError
 from kafkatool.log.files import LEADER_EPOCH_CHECKPOINT, TOPIC_CHECKPOINTS, MappedFile
 from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
-from kafkatool.log.javatext import java_utf8_bytes
 from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
 from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkatool.jvm.hashing import string_hash
 from kafkatool.log.checkpoint import read_offset_checkpoint
-from kafkatool.log.decoders._wire import java_string_hash
 from kafkatool.log.decoders.offsets import (
     GROUP_RECORD_TYPES,
     GroupMetadataKey,
@@ -57,7 +57,7 @@ def offsets_partition_for(group: str, partitions: int = 50) -> int:
     `Utils.abs` is `Math.abs` except that Int.MinValue maps to 0 (real brokers' data agrees: a
     group with a negative hash code lands at |hash| mod the count, not at hash & 0x7fffffff).
     """
-    h = java_string_hash(group)
+    h = string_hash(group)
     return (0 if h == -(2**31) else abs(h)) % partitions
 
 

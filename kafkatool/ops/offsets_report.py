@@ -29,7 +29,7 @@ from typing import Any
 
 from kafkatool.jvm.hashing import topic_partition_hash
 from kafkatool.jvm.java_collections import capacity_for_copy, hash_order
-from kafkatool.log.decoders._wire import ScalaHashTable
+from kafkatool.jvm.scala_collections import ScalaHashTable
 
 TP = tuple[str, int]
 MISSING = "-"

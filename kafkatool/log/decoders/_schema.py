@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kafkatool.log.decoders._wire import DecodeError, Reader, base64_std, java_double, json_str, uuid_str
+from kafkatool.jvm.text import java_double
+from kafkatool.log.decoders._wire import DecodeError, Reader, base64_std, json_str, uuid_str
 
 __all__ = [
     "ALL",

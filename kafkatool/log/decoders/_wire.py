@@ -1,24 +1,20 @@
-"""Shared primitives for the payload decoders: Kafka's message wire types and a few JVM behaviours.
+"""Shared primitives for the payload decoders: Kafka's message wire types and Jackson's JSON text.
 
 The decoders must print exactly what Kafka 3.3.1's `kafka-dump-log.sh` prints, errors included, so
 this reader fails the way Kafka's `ByteBufferAccessor` does (a `BufferUnderflow` where Java's
 `ByteBuffer` would underflow, a `DecodeError` with Kafka's message where the generated readers throw)
-instead of the way Python would.  The module also holds the bits of JVM behaviour that leak into
-Kafka's output: Jackson's JSON string escaping, `Double.toString`, `String.hashCode` and the bucket
-order of Scala 2.13's mutable hash tables (Kafka prints group members and transaction partitions in
-that order).
+instead of the way Python would.  The JVM behaviour that leaks into Kafka's output (Java's UTF-8
+decoding, `Double.toString`, `String.hashCode`, Scala's hash-table order) lives in `kafkatool.jvm`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import math
 import struct
-from collections.abc import Hashable, Iterable
-from decimal import Decimal
-from typing import Any
 
+from kafkatool.jvm.hashing import to_int32
+from kafkatool.jvm.text import java_utf8
 from kafkatool.release import NEWEST
 
 __all__ = [
@@ -28,13 +24,8 @@ __all__ = [
     "NewerThanKnown",
     "newer_reason",
     "Reader",
-    "ScalaHashTable",
     "base64_std",
-    "decode_utf8",
-    "java_double",
-    "java_string_hash",
     "json_str",
-    "scala_hash_order",
     "uuid_str",
 ]
 
@@ -138,11 +129,6 @@ _I64 = struct.Struct(">q").unpack_from
 _F64 = struct.Struct(">d").unpack_from
 
 
-def _int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - 0x100000000 if value & 0x80000000 else value
-
-
 class Reader:
     """A cursor over one key or value, failing like Kafka's `ByteBufferAccessor` over a `ByteBuffer`."""
 
@@ -212,7 +198,7 @@ class Reader:
                         "java.lang.IllegalArgumentException",
                     )
             else:
-                return _int32(value | (b << shift))
+                return to_int32(value | (b << shift))
 
     def array(self, size: int) -> bytes:
         """`readArray`: a byte[] of `size`, checked against what is left."""
@@ -241,7 +227,7 @@ class Reader:
         return bytes(self.data[p : p + size])
 
     def string(self, size: int) -> str:
-        return decode_utf8(self.array(size))
+        return java_utf8(self.array(size))
 
     # Length-prefixed fields as the generated readers handle them (`name` is Kafka's field name,
     # used in its error messages).  Non-flexible versions use int16/int32 lengths with -1 for null;
@@ -305,106 +291,6 @@ class Reader:
         return list(struct.unpack_from(f">{count}i", self.data, self._take(4 * count)))
 
 
-def decode_utf8(raw: bytes) -> str:
-    """Java's `new String(bytes, UTF_8)`: each malformed sequence becomes U+FFFD the way the JDK counts them."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return _java_utf8_lenient(raw)
-
-
-_REPL = "\ufffd"
-
-
-def _java_utf8_lenient(raw: bytes) -> str:
-    """The JDK's replacing UTF-8 decoder (String's decodeUTF8_UTF16), which groups bad bytes unlike Python.
-
-    For instance an encoded surrogate (ED A0 80) is one replacement in Java but three in Python, and
-    a truncated sequence at the very end swallows what is left.
-    """
-    out: list[str] = []
-    sp = 0
-    sl = len(raw)
-    while sp < sl:
-        b1 = raw[sp]
-        sp += 1
-        if b1 < 0x80:
-            out.append(chr(b1))
-        elif 0xC2 <= b1 <= 0xDF:
-            if sp < sl:
-                b2 = raw[sp]
-                if b2 & 0xC0 != 0x80:
-                    out.append(_REPL)
-                else:
-                    out.append(chr(((b1 & 0x1F) << 6) | (b2 & 0x3F)))
-                    sp += 1
-                continue
-            out.append(_REPL)
-            break
-        elif 0xE0 <= b1 <= 0xEF:
-            if sp + 1 < sl:
-                b2 = raw[sp]
-                b3 = raw[sp + 1]
-                bad2 = (b1 == 0xE0 and b2 & 0xE0 == 0x80) or b2 & 0xC0 != 0x80
-                if bad2 or b3 & 0xC0 != 0x80:
-                    out.append(_REPL)
-                    sp += 0 if bad2 else 1
-                else:
-                    c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
-                    out.append(_REPL if 0xD800 <= c <= 0xDFFF else chr(c))
-                    sp += 2
-                continue
-            if sp < sl and ((b1 == 0xE0 and raw[sp] & 0xE0 == 0x80) or raw[sp] & 0xC0 != 0x80):
-                out.append(_REPL)
-                continue
-            out.append(_REPL)
-            break
-        elif 0xF0 <= b1 <= 0xF7:
-            if sp + 2 < sl:
-                b2, b3, b4 = raw[sp], raw[sp + 1], raw[sp + 2]
-                uc = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
-                if (
-                    b2 & 0xC0 != 0x80
-                    or b3 & 0xC0 != 0x80
-                    or b4 & 0xC0 != 0x80
-                    or not 0x10000 <= uc <= 0x10FFFF
-                ):
-                    out.append(_REPL)
-                    if (
-                        b1 > 0xF4
-                        or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
-                        or (b1 == 0xF4 and b2 & 0xF0 != 0x80)
-                        or b2 & 0xC0 != 0x80
-                    ):
-                        pass
-                    elif b3 & 0xC0 != 0x80:
-                        sp += 1
-                    else:
-                        sp += 2
-                else:
-                    out.append(chr(uc))
-                    sp += 3
-                continue
-            if b1 > 0xF4 or (
-                sp < sl
-                and (
-                    (b1 == 0xF0 and not 0x90 <= raw[sp] <= 0xBF)
-                    or (b1 == 0xF4 and raw[sp] & 0xF0 != 0x80)
-                    or raw[sp] & 0xC0 != 0x80
-                )
-            ):
-                out.append(_REPL)
-                continue
-            sp += 1
-            out.append(_REPL)
-            if sp < sl and raw[sp] & 0xC0 != 0x80:
-                continue
-            break
-        else:
-            out.append(_REPL)
-    return "".join(out)
-
-
 def uuid_str(raw: bytes) -> str:
     """Kafka's `Uuid.toString()`: URL-safe base64 of the 16 bytes, unpadded."""
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
@@ -428,137 +314,3 @@ def json_str(value: str | None) -> str:
     if value is None:
         return "null"
     return '"' + value.translate(_JSON_ESCAPES) + '"'
-
-
-def java_double(value: float) -> str:
-    """Java's `Double.toString` (as Jackson prints a DoubleNode); non-finite values quoted as Jackson does."""
-    if math.isnan(value):
-        return '"NaN"'
-    if math.isinf(value):
-        return '"Infinity"' if value > 0 else '"-Infinity"'
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    digits, exp = _shortest_digits(abs(value))
-    # value = 0.<digits> * 10**exp
-    if 1e-3 <= abs(value) < 1e7:
-        if exp <= 0:
-            return f"{sign}0.{'0' * -exp}{digits}"
-        if exp >= len(digits):
-            return f"{sign}{digits}{'0' * (exp - len(digits))}.0"
-        return f"{sign}{digits[:exp]}.{digits[exp:]}"
-    frac = digits[1:] or "0"
-    return f"{sign}{digits[0]}.{frac}E{exp - 1}"
-
-
-def _shortest_digits(value: float) -> tuple[str, int]:
-    """Shortest round-trip digits of a positive finite double and the decimal point position."""
-    _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
-    digits = "".join(map(str, digit_tuple)).lstrip("0")
-    stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)  # type: ignore[operator]
-    return stripped, len(stripped) + exponent  # type: ignore[operator]
-
-
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode()` (over UTF-16 code units, 32-bit wrap)."""
-    h = 0
-    if text.isascii():
-        for ch in text.encode("ascii"):
-            h = (31 * h + ch) & 0xFFFFFFFF
-    else:
-        raw = text.encode("utf-16-be", "surrogatepass")
-        for i in range(0, len(raw), 2):
-            h = (31 * h + ((raw[i] << 8) | raw[i + 1])) & 0xFFFFFFFF
-    return _int32(h)
-
-
-def java_string_hash_or_zero(text: str | None) -> int:
-    """`Objects.hashCode` of a possibly-null string."""
-    return 0 if text is None else java_string_hash(text)
-
-
-def _improve(h: int) -> int:
-    u = h & 0xFFFFFFFF
-    return _int32(u ^ (u >> 16))
-
-
-class ScalaHashTable:
-    """Bucket layout of Scala 2.13's `mutable.HashMap`/`mutable.HashSet` (default capacity 16, load 0.75).
-
-    Only iteration order matters to us: buckets in index order, each sorted by improved hash, ties in
-    insertion order.  `put` replaces an equal key in place; `add_all_unchecked` mirrors `addAll` of an
-    immutable HashSet, which sizes the table from the collection's size but skips the per-element
-    growth check.
-    """
-
-    __slots__ = ("table", "threshold", "size")
-
-    def __init__(self) -> None:
-        self.table: list[list[tuple[int, Hashable, object]] | None] = [None] * 16
-        self.threshold = 12
-        self.size = 0
-
-    def _grow(self, new_len: int) -> None:
-        old = self.table
-        self.table = [None] * new_len
-        self.threshold = int(new_len * 0.75)
-        mask = new_len - 1
-        for bucket in old:
-            if bucket:
-                for node in bucket:
-                    idx = node[0] & mask
-                    slot = self.table[idx]
-                    if slot is None:
-                        self.table[idx] = [node]
-                    else:
-                        slot.append(node)
-
-    def size_hint(self, n: int) -> None:
-        cap = int((n + 1) / 0.75)
-        target = min(_highest_one_bit(max(cap - 1, 4)) * 2, 1 << 30)
-        if target > len(self.table):
-            self._grow(target)
-
-    def put(self, key: Hashable, hash_code: int, value: object = None, *, check_growth: bool = True) -> bool:
-        """Insert or replace; returns True when the key was new."""
-        if check_growth and self.size + 1 >= self.threshold:
-            self._grow(len(self.table) * 2)
-        h = _improve(hash_code)
-        idx = h & (len(self.table) - 1)
-        bucket = self.table[idx]
-        if bucket is None:
-            self.table[idx] = [(h, key, value)]
-            self.size += 1
-            return True
-        i = 0
-        n = len(bucket)
-        while i < n and bucket[i][0] <= h:
-            if bucket[i][0] == h and bucket[i][1] == key:
-                bucket[i] = (h, key, value)
-                return False
-            i += 1
-        bucket.insert(i, (h, key, value))
-        self.size += 1
-        return True
-
-    def items(self) -> list[tuple[Hashable, object]]:
-        return [(node[1], node[2]) for bucket in self.table if bucket for node in bucket]
-
-    def keys(self) -> list[Hashable]:
-        return [node[1] for bucket in self.table if bucket for node in bucket]
-
-    def values(self) -> list[Any]:
-        return [node[2] for bucket in self.table if bucket for node in bucket]
-
-
-def _highest_one_bit(n: int) -> int:
-    return 1 << (n.bit_length() - 1) if n > 0 else 0
-
-
-def scala_hash_order(items: Iterable[tuple[Hashable, int]]) -> list[Hashable]:
-    """Keys in the order a Scala 2.13 mutable hash table built by successive adds iterates them."""
-    table = ScalaHashTable()
-    for key, hash_code in items:
-        table.put(key, hash_code)
-    return table.keys()

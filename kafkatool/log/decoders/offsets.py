@@ -33,6 +33,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from kafkatool.jvm.hashing import string_hash
+from kafkatool.jvm.scala_collections import ScalaHashTable
 from kafkatool.log.decoders._schema import (
     Message,
     RawJson,
@@ -43,8 +45,6 @@ from kafkatool.log.decoders._wire import (
     ErrorText,
     NewerThanKnown,
     Reader,
-    ScalaHashTable,
-    java_string_hash,
     json_str,
 )
 from kafkatool.log.decoders.coordinator import format_coordinator_record
@@ -498,7 +498,7 @@ def _format_group(group_id: str, g: GroupMetadataValue) -> str:
             # its per-protocol count equals the member count only while no member id repeated.
             if adds != members.size:
                 raise DecodeError("assertion failed", "java.lang.AssertionError")
-            members.put(added.member_id, java_string_hash(added.member_id), added)
+            members.put(added.member_id, string_hash(added.member_id), added)
             adds += 1
     loaded: list[GroupMember] = members.values()
     if loaded and g.protocol_type == CONSUMER_PROTOCOL_TYPE and g.protocol is not None:

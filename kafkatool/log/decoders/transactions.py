@@ -25,16 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkatool.jvm.hashing import string_hash
+from kafkatool.jvm.scala_collections import ScalaHashTable
 from kafkatool.log.decoders._schema import MAX, Message, field, tagged
-from kafkatool.log.decoders._wire import (
-    DecodeError,
-    ErrorText,
-    NewerThanKnown,
-    Reader,
-    ScalaHashTable,
-    java_string_hash,
-    newer_reason,
-)
+from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerThanKnown, Reader, newer_reason
 from kafkatool.release import NEWEST
 
 __all__ = [
@@ -240,7 +234,7 @@ def _partition_set_order(partitions: list[tuple[str, list[int]]]) -> list[tuple[
     """
     table = ScalaHashTable()
     for topic, ids in partitions:
-        topic_hash = java_string_hash(topic)
+        topic_hash = string_hash(topic)
         unique = list(dict.fromkeys(ids))
         table.size_hint(len(unique))
         large = len(unique) > 4

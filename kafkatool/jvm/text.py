@@ -1,4 +1,4 @@
-"""Decode bytes to text exactly as Java's `new String(bytes, UTF_8)` does.
+"""Java's text forms: `new String(bytes, UTF_8)` and `Double.toString`.
 
 Valid UTF-8 decodes the same in Python and Java.  Invalid input does not: Java (JDK 17's
 String.decodeUTF8) replaces some malformed sequences as a whole where Python's "replace" handler
@@ -7,6 +7,9 @@ print keys, values and header keys through Java strings, so byte-exact output ne
 """
 
 from __future__ import annotations
+
+import math
+from decimal import Decimal
 
 REPL = "\ufffd"
 
@@ -123,3 +126,33 @@ def java_utf8_bytes(b: bytes) -> bytes:
         return b
     except UnicodeDecodeError:
         return _java_decode_slow(b).encode("utf-8")
+
+
+def java_double(value: float) -> str:
+    """Java's `Double.toString` (as Jackson prints a DoubleNode); non-finite values quoted as Jackson does."""
+    if math.isnan(value):
+        return '"NaN"'
+    if math.isinf(value):
+        return '"Infinity"' if value > 0 else '"-Infinity"'
+    if value == 0.0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, exp = _shortest_digits(abs(value))
+    # value = 0.<digits> * 10**exp
+    if 1e-3 <= abs(value) < 1e7:
+        if exp <= 0:
+            return f"{sign}0.{'0' * -exp}{digits}"
+        if exp >= len(digits):
+            return f"{sign}{digits}{'0' * (exp - len(digits))}.0"
+        return f"{sign}{digits[:exp]}.{digits[exp:]}"
+    frac = digits[1:] or "0"
+    return f"{sign}{digits[0]}.{frac}E{exp - 1}"
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip digits of a positive finite double and the decimal point position."""
+    _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)  # type: ignore[operator]
+    return stripped, len(stripped) + exponent  # type: ignore[operator]
