@@ -11,6 +11,8 @@
  *                          batches (CRC, offsets, index entries); it never raises for bad data: it stops
  *                          before anything unusual and leaves that batch to the Python walk.
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
+ *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
+ *                          dump-log --deep-iteration / --print-data-log, the same bytes.
  *
  * Rules kept throughout: every read of the input is checked against its end; positions are kept in
  * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
@@ -858,6 +860,170 @@ fail:
     return NULL;
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+ * v2_record_lines: dump-log's `| offset: ...` lines of v2 data records
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n)
+            cap *= 2;
+        char *p = PyMem_Realloc(b->p, cap);
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+static int sb_str(sbuf *b, const char *s) { return sb_put(b, s, strlen(s)); }
+
+static int sb_ll(sbuf *b, long long v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", v);
+    return sb_put(b, tmp, (size_t)n);
+}
+
+/* %d of any Python int (offsets past 64 bits print in full, as bytes %-formatting does) */
+static int sb_int(sbuf *b, PyObject *v)
+{
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (!overflow)
+        return sb_ll(b, x);
+    PyObject *s = PyObject_Str(v);
+    if (s == NULL)
+        return -1;
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    int r = u == NULL ? -1 : sb_put(b, u, (size_t)n);
+    Py_DECREF(s);
+    return r;
+}
+
+static int is_ascii(const char *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
+/* the bytes as dump-log prints them: themselves when ASCII, else java_utf8_bytes(b) */
+static int sb_text(sbuf *b, PyObject *bytes, PyObject *jb)
+{
+    if (!PyBytes_Check(bytes)) {
+        PyErr_SetString(PyExc_TypeError, "record keys and values must be bytes");
+        return -1;
+    }
+    if (is_ascii(PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)))
+        return sb_put(b, PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
+    PyObject *t = PyObject_CallOneArg(jb, bytes);
+    if (t == NULL)
+        return -1;
+    int r = PyBytes_Check(t) ? sb_put(b, PyBytes_AS_STRING(t), (size_t)PyBytes_GET_SIZE(t)) : -1;
+    if (!PyBytes_Check(t))
+        PyErr_SetString(PyExc_TypeError, "java_utf8_bytes must return bytes");
+    Py_DECREF(t);
+    return r;
+}
+
+/* b",".join(key.encode("utf-8") for key, _ in headers) */
+static PyObject *header_keys(PyObject *h)
+{
+    sbuf b = {0};
+    PyObject *out = NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(h); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(h, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0))) {
+            PyErr_SetString(PyExc_TypeError, "headers must be (str, bytes) pairs");
+            goto done;
+        }
+        PyObject *enc = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(pair, 0)); /* strict, as .encode() */
+        if (enc == NULL)
+            goto done;
+        int r = (i ? sb_put(&b, ",", 1) : 0) < 0 ? -1
+                                                : sb_put(&b, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc));
+        Py_DECREF(enc);
+        if (r < 0)
+            goto done;
+    }
+    out = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.n);
+done:
+    PyMem_Free(b.p);
+    return out;
+}
+
+/* v2_record_lines(records, ts_name, printing, java_utf8_bytes) -> bytes
+ * What dumplog.LogDumper._v2_record_lines appends for these records, joined. */
+static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
+{
+    PyObject *recs, *jb;
+    const char *ts_name;
+    Py_ssize_t ts_len;
+    int printing;
+    if (!PyArg_ParseTuple(args, "O!y#pO", &PyList_Type, &recs, &ts_name, &ts_len, &printing, &jb))
+        return NULL;
+    sbuf b = {0};
+    PyObject *last_h = NULL, *hk = NULL, *out = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
+        PyObject *r = PyList_GET_ITEM(recs, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 6) {
+            PyErr_SetString(PyExc_TypeError, "records must be Records");
+            goto done;
+        }
+        PyObject *k = PyTuple_GET_ITEM(r, 2), *v = PyTuple_GET_ITEM(r, 3), *h = PyTuple_GET_ITEM(r, 4);
+        if ((k != Py_None && !PyBytes_Check(k)) || (v != Py_None && !PyBytes_Check(v)) || !PyTuple_Check(h)) {
+            PyErr_SetString(PyExc_TypeError, "records must be Records");
+            goto done;
+        }
+        if (h != last_h) {
+            PyObject *n = header_keys(h);
+            if (n == NULL)
+                goto done;
+            Py_XSETREF(hk, n);
+            last_h = h; /* borrowed: recs keeps it alive */
+        }
+        if (sb_str(&b, "| offset: ") < 0 || sb_int(&b, PyTuple_GET_ITEM(r, 0)) < 0 || sb_str(&b, " ") < 0 ||
+            sb_put(&b, ts_name, (size_t)ts_len) < 0 || sb_str(&b, ": ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 1)) < 0 || sb_str(&b, " keySize: ") < 0 ||
+            sb_ll(&b, k == Py_None ? -1 : (long long)PyBytes_GET_SIZE(k)) < 0 || sb_str(&b, " valueSize: ") < 0 ||
+            sb_ll(&b, v == Py_None ? -1 : (long long)PyBytes_GET_SIZE(v)) < 0 || sb_str(&b, " sequence: ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 5)) < 0 || sb_str(&b, " headerKeys: [") < 0 ||
+            sb_put(&b, PyBytes_AS_STRING(hk), (size_t)PyBytes_GET_SIZE(hk)) < 0 || sb_str(&b, "]") < 0)
+            goto done;
+        if (printing) {
+            if (k != Py_None && (sb_str(&b, " key: ") < 0 || sb_text(&b, k, jb) < 0))
+                goto done;
+            if (v != Py_None && (sb_str(&b, " payload: ") < 0 || sb_text(&b, v, jb) < 0))
+                goto done;
+        }
+        if (sb_str(&b, "\n") < 0)
+            goto done;
+    }
+    out = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.n);
+done:
+    Py_XDECREF(hk);
+    PyMem_Free(b.p);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -867,6 +1033,7 @@ static PyMethodDef methods[] = {
     {"walk_v2_run", py_walk_v2_run, METH_VARARGS, "The recovery walk's fast path over plain v2 batches."},
     {"init", py_init, METH_VARARGS, "init(Record, CorruptRecordError, java_utf8)."},
     {"decode_v2_records", py_decode_v2_records, METH_VARARGS, "default_records.decode_v2_records, compiled."},
+    {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
     {NULL, NULL, 0, NULL},
 };
 
