@@ -865,37 +865,71 @@ fail:
  * v2_record_lines: dump-log's `| offset: ...` lines of v2 data records
  * ------------------------------------------------------------------------------------------- */
 
+/* output built straight into a bytes object (no copy at the end); `o` is NULL once an error is set */
 typedef struct {
+    PyObject *o;
     char *p;
     size_t n, cap;
 } sbuf;
 
+static int sb_init(sbuf *b, size_t cap)
+{
+    b->o = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap);
+    b->p = b->o ? PyBytes_AS_STRING(b->o) : NULL;
+    b->n = 0;
+    b->cap = cap;
+    return b->o ? 0 : -1;
+}
+
+/* room for n more bytes */
+static int sb_reserve(sbuf *b, size_t n)
+{
+    if (b->n + n <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n)
+        cap *= 2;
+    if (_PyBytes_Resize(&b->o, (Py_ssize_t)cap) < 0)
+        return -1; /* b->o is NULL and freed */
+    b->p = PyBytes_AS_STRING(b->o);
+    b->cap = cap;
+    return 0;
+}
+
+/* the finished bytes (a new reference), or NULL after an error */
+static PyObject *sb_finish(sbuf *b)
+{
+    if (b->o != NULL && _PyBytes_Resize(&b->o, (Py_ssize_t)b->n) < 0)
+        return NULL;
+    PyObject *o = b->o;
+    b->o = NULL;
+    return o;
+}
+
 static int sb_put(sbuf *b, const char *s, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n)
-            cap *= 2;
-        char *p = PyMem_Realloc(b->p, cap);
-        if (p == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
+    if (sb_reserve(b, n) < 0)
+        return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     return 0;
 }
 
-static int sb_str(sbuf *b, const char *s) { return sb_put(b, s, strlen(s)); }
+#define sb_lit(b, s) sb_put((b), (s), sizeof(s) - 1)
 
+/* decimal digits of v, as %lld prints them (snprintf is most of the cost otherwise) */
 static int sb_ll(sbuf *b, long long v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", v);
-    return sb_put(b, tmp, (size_t)n);
+    char *e = tmp + sizeof tmp, *q = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
+    return sb_put(b, q, (size_t)(e - q));
 }
 
 /* %d of any Python int (offsets past 64 bits print in full, as bytes %-formatting does) */
@@ -919,7 +953,14 @@ static int sb_int(sbuf *b, PyObject *v)
 
 static int is_ascii(const char *p, Py_ssize_t n)
 {
-    for (Py_ssize_t i = 0; i < n; i++)
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes at a time: values are most of print's input */
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL)
+            return 0;
+    }
+    for (; i < n; i++)
         if ((unsigned char)p[i] >= 0x80)
             return 0;
     return 1;
@@ -947,8 +988,10 @@ static int sb_text(sbuf *b, PyObject *bytes, PyObject *jb)
 /* b",".join(key.encode("utf-8") for key, _ in headers) */
 static PyObject *header_keys(PyObject *h)
 {
-    sbuf b = {0};
+    sbuf b;
     PyObject *out = NULL;
+    if (sb_init(&b, 64) < 0)
+        return NULL;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(h); i++) {
         PyObject *pair = PyTuple_GET_ITEM(h, i);
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0))) {
@@ -964,9 +1007,9 @@ static PyObject *header_keys(PyObject *h)
         if (r < 0)
             goto done;
     }
-    out = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.n);
+    out = sb_finish(&b);
 done:
-    PyMem_Free(b.p);
+    Py_XDECREF(b.o);
     return out;
 }
 
@@ -980,8 +1023,10 @@ static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
     int printing;
     if (!PyArg_ParseTuple(args, "O!y#pO", &PyList_Type, &recs, &ts_name, &ts_len, &printing, &jb))
         return NULL;
-    sbuf b = {0};
+    sbuf b;
     PyObject *last_h = NULL, *hk = NULL, *out = NULL;
+    if (sb_init(&b, 16384) < 0)
+        return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 6) {
@@ -1000,27 +1045,27 @@ static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
             Py_XSETREF(hk, n);
             last_h = h; /* borrowed: recs keeps it alive */
         }
-        if (sb_str(&b, "| offset: ") < 0 || sb_int(&b, PyTuple_GET_ITEM(r, 0)) < 0 || sb_str(&b, " ") < 0 ||
-            sb_put(&b, ts_name, (size_t)ts_len) < 0 || sb_str(&b, ": ") < 0 ||
-            sb_int(&b, PyTuple_GET_ITEM(r, 1)) < 0 || sb_str(&b, " keySize: ") < 0 ||
-            sb_ll(&b, k == Py_None ? -1 : (long long)PyBytes_GET_SIZE(k)) < 0 || sb_str(&b, " valueSize: ") < 0 ||
-            sb_ll(&b, v == Py_None ? -1 : (long long)PyBytes_GET_SIZE(v)) < 0 || sb_str(&b, " sequence: ") < 0 ||
-            sb_int(&b, PyTuple_GET_ITEM(r, 5)) < 0 || sb_str(&b, " headerKeys: [") < 0 ||
-            sb_put(&b, PyBytes_AS_STRING(hk), (size_t)PyBytes_GET_SIZE(hk)) < 0 || sb_str(&b, "]") < 0)
+        if (sb_lit(&b, "| offset: ") < 0 || sb_int(&b, PyTuple_GET_ITEM(r, 0)) < 0 || sb_lit(&b, " ") < 0 ||
+            sb_put(&b, ts_name, (size_t)ts_len) < 0 || sb_lit(&b, ": ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 1)) < 0 || sb_lit(&b, " keySize: ") < 0 ||
+            sb_ll(&b, k == Py_None ? -1 : (long long)PyBytes_GET_SIZE(k)) < 0 || sb_lit(&b, " valueSize: ") < 0 ||
+            sb_ll(&b, v == Py_None ? -1 : (long long)PyBytes_GET_SIZE(v)) < 0 || sb_lit(&b, " sequence: ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 5)) < 0 || sb_lit(&b, " headerKeys: [") < 0 ||
+            sb_put(&b, PyBytes_AS_STRING(hk), (size_t)PyBytes_GET_SIZE(hk)) < 0 || sb_lit(&b, "]") < 0)
             goto done;
         if (printing) {
-            if (k != Py_None && (sb_str(&b, " key: ") < 0 || sb_text(&b, k, jb) < 0))
+            if (k != Py_None && (sb_lit(&b, " key: ") < 0 || sb_text(&b, k, jb) < 0))
                 goto done;
-            if (v != Py_None && (sb_str(&b, " payload: ") < 0 || sb_text(&b, v, jb) < 0))
+            if (v != Py_None && (sb_lit(&b, " payload: ") < 0 || sb_text(&b, v, jb) < 0))
                 goto done;
         }
-        if (sb_str(&b, "\n") < 0)
+        if (sb_lit(&b, "\n") < 0)
             goto done;
     }
-    out = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.n);
+    out = sb_finish(&b);
 done:
     Py_XDECREF(hk);
-    PyMem_Free(b.p);
+    Py_XDECREF(b.o);
     return out;
 }
 

@@ -522,6 +522,10 @@ class LogDumper:
         non_consecutive: list[tuple[int, int]] = []
         nbatches = 0
         nrecords = 0
+        # the compiled core pends a batch's record lines as one item (pure Python one item a line):
+        # those are written as they are, without joining megabytes
+        whole_batches = speedups is not None and deep
+        flush_at = 16 if whole_batches else 256
         try:
             for batch in scan:
                 nbatches += 1
@@ -557,8 +561,12 @@ class LogDumper:
                                     non_consecutive.append((last_offset, o))
                                 last_offset = o
                     self._record_lines(batch, recs, pend)
-                if len(pending) >= 256:
-                    w(b"".join(pending))
+                if len(pending) >= flush_at:
+                    if whole_batches:
+                        for chunk in pending:  # big chunks go to the stream without another copy
+                            w(chunk)
+                    else:
+                        w(b"".join(pending))
                     pending.clear()
         finally:
             if pending:
