@@ -16,15 +16,20 @@ from kafkatool.log.javatext import java_utf8
 from kafkatool.log.record import Record
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("KAFKATOOL_PURE_PYTHON", "") not in ("", "0"):
-        return None
+def load_speedups() -> ModuleType | None:
+    """The compiled core, ready to use, or None when it was not built (whatever the environment says)."""
     try:
         from kafkatool import _speedups  # type: ignore[attr-defined]
     except ImportError:
         return None
     _speedups.init(Record, CorruptRecordError, java_utf8)
     return _speedups
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("KAFKATOOL_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    return load_speedups()
 
 
 speedups: ModuleType | None = _load()
