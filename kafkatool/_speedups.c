@@ -144,8 +144,10 @@ static PyObject *py_crc32c(PyObject *self, PyObject *arg)
     if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
         return NULL;
     uint32_t c;
-    Py_BEGIN_ALLOW_THREADS c = crc32c(b.buf, (size_t)b.len);
-    Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+    Py_BEGIN_ALLOW_THREADS
+    c = crc32c(b.buf, (size_t)b.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
     return PyLong_FromUnsignedLong(c);
 }
 
@@ -169,8 +171,8 @@ static PyObject *py_verify_crcs(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "start must not be negative");
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS while (pos + 17 < end && pos + 21 <= end)
-    {
+    Py_BEGIN_ALLOW_THREADS /* the buffer stays exported (an mmap cannot close) until released */
+    while (pos + 17 < end && pos + 21 <= end) {
         int32_t size = be32(p + pos + 8);
         int64_t total = (int64_t)size + 12;
         if (size < 14 || pos + total > end)
@@ -190,7 +192,8 @@ static PyObject *py_verify_crcs(PyObject *self, PyObject *args)
         n++;
         pos += (Py_ssize_t)total;
     }
-    Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
     if (bad == 2) /* (batches so far, position, -1): the caller finishes the walk in Python */
         return Py_BuildValue("nnn", n, pos, (Py_ssize_t)-1);
     if (bad == 1)
@@ -344,8 +347,8 @@ static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
     Py_ssize_t count = 0;
     int64_t last = 0;
     int nomem = 0;
-    Py_BEGIN_ALLOW_THREADS while (pos < stop_at && pos + 61 <= end)
-    {
+    Py_BEGIN_ALLOW_THREADS
+    while (pos < stop_at && pos + 61 <= end) {
         const unsigned char *h = p + pos;
         int64_t offset = be64(h);
         int32_t size = be32(h + 8);
@@ -405,8 +408,8 @@ static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
         count++;
         pos += (Py_ssize_t)size + 12;
     }
-    Py_END_ALLOW_THREADS if (nomem)
-    {
+    Py_END_ALLOW_THREADS
+    if (nomem) {
         PyErr_NoMemory();
         goto done;
     }

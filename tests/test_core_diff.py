@@ -338,3 +338,14 @@ def test_the_cli_prints_the_same_with_either_core(tmp_path: Path) -> None:
         c, py = kt(env_c, *args), kt(env_py, *args)
         assert (c.returncode, c.stdout, c.stderr) == (py.returncode, py.stdout, py.stderr), args
         assert c.returncode in (0, 1) and c.stdout, args
+
+
+def test_crc32c_matches_the_crc32c_package() -> None:
+    from kafkatool.log.crc import crc32c
+
+    rng = random.Random(SEED + 3)
+    data = rng.randbytes(5000)
+    for _ in range(500):
+        a = rng.randrange(len(data))
+        b = rng.randrange(a, len(data) + 1)
+        assert speedups.crc32c(memoryview(data)[a:b]) == crc32c(data[a:b])
