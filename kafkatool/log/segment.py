@@ -10,6 +10,9 @@ to the producer-state manager and the leader-epoch cache: transaction starts and
 
 Frames are read with `kafkatool.log.records`' parser and messages (`read_frame`, `crc_error`,
 `v2_overhead_error`); a whole v2 batch takes a one-unpack fast path over the same header layout.
+With the compiled core (`kafkatool.log.core`), runs of plain v2 batches are walked in C
+(`walk_v2_run`: CRC, offsets, the same index entries), which stops before any batch that needs more
+and leaves it to this code, so every message and decision stays here.
 """
 
 from __future__ import annotations
