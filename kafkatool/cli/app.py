@@ -43,7 +43,9 @@ _state: dict = {"debug": bool(os.environ.get("KAFKATOOL_DEBUG")), "cluster": Non
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"kafkatool {__version__}\n")
+        from kafkatool.log.core import CORE
+
+        sys.stdout.write(f"kafkatool {__version__} (core: {CORE})\n")
         raise typer.Exit(0)
 
 

@@ -2,11 +2,13 @@
 
 `Batch` (`kafkatool.log.records`) frames a v2 batch and decompresses its records; `decode_v2_records`
 turns those bytes into `Record`s.  It is the hottest loop of the product, so varints of one and two
-bytes are decoded inline by table lookup (`ZIGZAG`)."""
+bytes are decoded inline by table lookup (`ZIGZAG`), and the compiled core (`kafkatool.log.core`)
+replaces it when built: `py_decode_v2_records` is the reference the C version is tested against."""
 
 from __future__ import annotations
 
 from kafkatool.jvm.text import java_utf8
+from kafkatool.log.core import speedups
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.record import INT32_MAX, NO_SEQUENCE, Record
 from kafkatool.log.varint import read_varint
@@ -54,7 +56,7 @@ def read_headers(d: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None], ..
     return tuple(hs), pos
 
 
-def decode_v2_records(
+def py_decode_v2_records(
     d: bytes,
     count: int,
     base_offset: int,
@@ -190,3 +192,6 @@ def decode_v2_records(
         err.partial = out  # the records before the damage, for tools that show what was readable
         raise
     return out
+
+
+decode_v2_records = py_decode_v2_records if speedups is None else speedups.decode_v2_records

@@ -10,6 +10,9 @@ to the producer-state manager and the leader-epoch cache: transaction starts and
 
 Frames are read with `kafkatool.log.records`' parser and messages (`read_frame`, `crc_error`,
 `v2_overhead_error`); a whole v2 batch takes a one-unpack fast path over the same header layout.
+With the compiled core (`kafkatool.log.core`), runs of plain v2 batches are walked in C
+(`walk_v2_run`: CRC, offsets, the same index entries), which stops before any batch that needs more
+and leaves it to this code, so every message and decision stays here.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkatool.log import crc as _crc32c
+from kafkatool.log.core import speedups
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.files import (
     INDEX_SUFFIX,
@@ -184,6 +188,8 @@ def walk_segment(
         add_last = scan.last_offsets.append
         add_ts = scan.max_timestamps.append
     next_release = RELEASE_STEP if release is not None else 1 << 62
+    walk_run = None if speedups is None else speedups.walk_v2_run
+    arrays = (scan.positions, scan.last_offsets, scan.max_timestamps) if record_batches else None
     pos = 0
     first: int | None = None
     last: int | None = None
@@ -194,6 +200,27 @@ def walk_segment(
     with memoryview(buf) as mv:
         try:
             while True:
+                if walk_run is not None:
+                    # The compiled core walks plain v2 batches (CRC, offsets, index entries) and stops
+                    # before anything else, which the Python code below then handles as before.
+                    n, pos, run_last = walk_run(
+                        buf,
+                        pos,
+                        end,
+                        next_release,
+                        base_offset,
+                        -1 if latest_epoch is None else latest_epoch,
+                        builder,
+                        arrays,
+                    )
+                    if n:
+                        count += n
+                        last = run_last
+                        has_v2 = True
+                        if pos >= next_release:
+                            release(pos)  # type: ignore[misc]
+                            next_release = pos + RELEASE_STEP
+                        continue
                 # Fast path: a whole v2 batch (one unpack for the header).  Anything else - legacy
                 # messages, short or cut batches, bad sizes - takes the careful path below, which
                 # follows FileLogInputStream.nextBatch (records.read_frame) and ensureValid step by step.

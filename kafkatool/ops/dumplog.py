@@ -29,6 +29,7 @@ from kafkatool.log.checkpoint import (
     parse_checkpoint,
 )
 from kafkatool.log.codecs import Codec
+from kafkatool.log.core import speedups
 from kafkatool.log.errors import CorruptIndexError, CorruptRecordError, CorruptSnapshotError, LogFormatError
 from kafkatool.log.files import LEADER_EPOCH_CHECKPOINT, TOPIC_CHECKPOINTS, MappedFile
 from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
@@ -596,6 +597,10 @@ class LogDumper:
         non_consecutive: list[tuple[int, int]] = []
         nbatches = 0
         nrecords = 0
+        # the compiled core pends a batch's record lines as one item (pure Python one item a line):
+        # those are written as they are, without joining megabytes
+        whole_batches = speedups is not None and deep
+        flush_at = 16 if whole_batches else 256
         try:
             for batch in scan:
                 nbatches += 1
@@ -631,8 +636,12 @@ class LogDumper:
                                     non_consecutive.append((last_offset, o))
                                 last_offset = o
                     self._record_lines(batch, recs, pend)
-                if len(pending) >= 256:
-                    w(b"".join(pending))
+                if len(pending) >= flush_at:
+                    if whole_batches:
+                        for chunk in pending:  # big chunks go to the stream without another copy
+                            w(chunk)
+                    else:
+                        w(b"".join(pending))
                     pending.clear()
         finally:
             if pending:
@@ -756,7 +765,14 @@ class LogDumper:
     def _v2_record_lines(
         self, ts_name: bytes, printing: bool, recs: list[Record], pend: Callable[[bytes], None]
     ) -> None:
-        """Fast path for v2 data records with string decoders: one %-format per record."""
+        """Fast path for v2 data records with string decoders: one %-format per record (the compiled
+        core's `v2_record_lines` writes the same bytes when built)."""
+        if speedups is not None:
+            try:
+                pend(speedups.v2_record_lines(recs, ts_name, printing, java_utf8_bytes))
+                return
+            except Exception:  # noqa: BLE001 - the loop below writes the lines before the failure, then raises
+                pass
         meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
         f_none = meta + b"\n"
         f_k = meta + b" key: %b\n"

@@ -1,0 +1,1095 @@
+/* kafkatool._speedups: the compiled core of the hot loops (issue 14).
+ *
+ * The pure-Python code stays the reference and the fallback; `kafkatool.log.core` picks this module
+ * when it imports (and KAFKATOOL_PURE_PYTHON is unset).  Every function here mirrors one Python
+ * function byte for byte, and the differential tests (tests/test_core_diff.py) run both over the
+ * fixtures, generated logs and fuzzed bytes:
+ *
+ *   crc32c(data)           CRC-32C (Castagnoli): SSE4.2 where the CPU has it, else a table.
+ *   verify_crcs(...)       kafkatool.log.records.verify_crcs.
+ *   walk_v2_run(...)       the fast path of kafkatool.log.segment.walk_segment: a run of plain v2
+ *                          batches (CRC, offsets, index entries); it never raises for bad data: it stops
+ *                          before anything unusual and leaves that batch to the Python walk.
+ *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
+ *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
+ *                          dump-log --deep-iteration / --print-data-log, the same bytes.
+ *
+ * Rules kept throughout: every read of the input is checked against its end; positions are kept in
+ * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
+ * what it holds.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef __int128 i128;
+
+/* ---------------------------------------------------------------------------------------------
+ * CRC-32C
+ * ------------------------------------------------------------------------------------------- */
+
+static uint32_t crc_table[8][256];
+static int have_sse42 = 0;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    have_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+/* slicing-by-8: the portable path */
+static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n)
+{
+    while (n && ((uintptr_t)p & 7)) {
+        crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= crc; /* little-endian machines only reach here with the table in this order */
+        crc = crc_table[7][w & 0xFF] ^ crc_table[6][(w >> 8) & 0xFF] ^ crc_table[5][(w >> 16) & 0xFF] ^
+              crc_table[4][(w >> 24) & 0xFF] ^ crc_table[3][(w >> 32) & 0xFF] ^
+              crc_table[2][(w >> 40) & 0xFF] ^ crc_table[1][(w >> 48) & 0xFF] ^ crc_table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* three independent streams hide the instruction's 3-cycle latency; merged by the software step */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n && ((uintptr_t)p & 7)) {
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+    return (uint32_t)c;
+}
+#endif
+
+/* CRC-32C of p[0:n], as the crc32c package computes it (initial value 0) */
+static uint32_t crc32c(const unsigned char *p, size_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (have_sse42)
+        return crc_hw(crc, p, n) ^ 0xFFFFFFFFu;
+#endif
+#if PY_LITTLE_ENDIAN
+    return crc_sw(crc, p, n) ^ 0xFFFFFFFFu;
+#else
+    while (n--)
+        crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+#endif
+}
+
+static inline int64_t be64(const unsigned char *p)
+{
+    return (int64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
+                     ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
+                     ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+
+static inline int32_t be32(const unsigned char *p)
+{
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+
+static inline int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
+
+/* A Python int for any 128-bit value (sums of two 64-bit ints never overflow it). */
+static PyObject *long_from_i128(i128 v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX)
+        return PyLong_FromLongLong((long long)v);
+    unsigned char le[16];
+    unsigned __int128 u = (unsigned __int128)v;
+    for (int i = 0; i < 16; i++) {
+        le[i] = (unsigned char)(u & 0xFF);
+        u >>= 8;
+    }
+    return _PyLong_FromByteArray(le, 16, 1, 1);
+}
+
+static PyObject *py_crc32c(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint32_t c;
+    Py_BEGIN_ALLOW_THREADS
+    c = crc32c(b.buf, (size_t)b.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(c);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * verify_crcs(buf, start, end) -> (batches, valid bytes, first bad position or None)
+ * ------------------------------------------------------------------------------------------- */
+
+static PyObject *py_verify_crcs(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &b, &start, &end))
+        return NULL;
+    if (end > b.len)
+        end = b.len; /* the Python version slices, which clamps; its framing checks stop at len(buf) */
+    const unsigned char *p = b.buf;
+    Py_ssize_t pos = start, n = 0;
+    int bad = 0;
+    if (start < 0) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "start must not be negative");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS /* the buffer stays exported (an mmap cannot close) until released */
+    while (pos + 17 < end && pos + 21 <= end) {
+        int32_t size = be32(p + pos + 8);
+        int64_t total = (int64_t)size + 12;
+        if (size < 14 || pos + total > end)
+            break;
+        int ok;
+        if (p[pos + 16] >= 2) { /* unsigned, as the Python frame struct reads it */
+            ok = total >= 61 && crc32c(p + pos + 21, (size_t)(total - 21)) == (uint32_t)be32(p + pos + 17);
+        } else {
+            /* legacy messages: zlib's CRC32, which the Python side computes; a C walk stops here */
+            bad = 2;
+            break;
+        }
+        if (!ok) {
+            bad = 1;
+            break;
+        }
+        n++;
+        pos += (Py_ssize_t)total;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    if (bad == 2) /* (batches so far, position, -1): the caller finishes the walk in Python */
+        return Py_BuildValue("nnn", n, pos, (Py_ssize_t)-1);
+    if (bad == 1)
+        return Py_BuildValue("nnn", n, pos, pos);
+    return Py_BuildValue("nnO", n, pos, Py_None);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * walk_v2_run: the recovery walk's fast path
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t *v;
+    size_t n, cap;
+} vec;
+
+static int vec_push(vec *a, int64_t x)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        int64_t *v = PyMem_RawRealloc(a->v, cap * sizeof(int64_t));
+        if (v == NULL)
+            return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+static int get_i64(PyObject *obj, const char *name, int64_t *out)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (v == NULL)
+        return -1;
+    long long x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int set_i64(PyObject *obj, const char *name, int64_t x)
+{
+    PyObject *v = PyLong_FromLongLong(x);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(obj, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* The last (a, b) pair of a list of int pairs; *has = 0 when the list is empty. */
+static int last_pair(PyObject *list, int *has, int64_t *a, int64_t *b)
+{
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    *has = n > 0;
+    if (!n)
+        return 0;
+    PyObject *t = PyList_GET_ITEM(list, n - 1);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+        PyErr_SetString(PyExc_TypeError, "index entries must be pairs");
+        return -1;
+    }
+    long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 0));
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    long long y = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 1));
+    if (y == -1 && PyErr_Occurred())
+        return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+static int append_pairs(PyObject *list, const vec *v)
+{
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        PyObject *t = Py_BuildValue("LL", (long long)v->v[i], (long long)v->v[i + 1]);
+        if (t == NULL)
+            return -1;
+        int r = PyList_Append(list, t);
+        Py_DECREF(t);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int extend_array(PyObject *arr, const int64_t *v, size_t n)
+{
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * sizeof(int64_t)));
+    if (bytes == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethod(arr, "frombytes", "O", bytes);
+    Py_DECREF(bytes);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* walk_v2_run(buf, pos, end, stop_at, base_offset, latest_epoch, builder, arrays)
+ *     -> (batches, new pos, last offset of the last batch walked)
+ *
+ * Walks whole, CRC-valid v2 batches from pos while pos < stop_at, feeding `builder` (an
+ * indexer.IndexBuilder) exactly as IndexBuilder.on_recover would.  It stops *before* any batch the
+ * Python walk must look at: not v2, short or cut, a bad CRC, an offset outside
+ * [base_offset, base_offset + INT32_MAX], a leader epoch above `latest_epoch` (-1: none yet), a
+ * transactional or control batch with a producer id, or an index entry the broker would refuse.
+ * `arrays` is None or the (positions, last offsets, max timestamps) array('q')s to extend.
+ */
+static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t pos, end, stop_at;
+    long long base_offset, latest_epoch;
+    PyObject *builder, *arrays;
+    if (!PyArg_ParseTuple(args, "y*nnnLLOO", &b, &pos, &end, &stop_at, &base_offset, &latest_epoch, &builder,
+                          &arrays))
+        return NULL;
+    PyObject *result = NULL, *off_list = NULL, *time_list = NULL;
+    vec offs = {0}, times = {0}, rec = {0};
+    int64_t interval, max_ts, off_of_max, last_entry_pos, last_off_entry = 0, lt_ts = 0, lt_off = 0;
+    int has_off, has_time;
+    if (end > b.len)
+        end = b.len;
+    if (pos < 0 || (arrays != Py_None && (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != 3))) {
+        PyErr_SetString(PyExc_ValueError, "walk_v2_run: bad position or arrays");
+        goto done;
+    }
+    if (get_i64(builder, "index_interval", &interval) < 0 || get_i64(builder, "max_timestamp", &max_ts) < 0 ||
+        get_i64(builder, "offset_of_max_timestamp", &off_of_max) < 0 ||
+        get_i64(builder, "_last_entry_position", &last_entry_pos) < 0)
+        goto done;
+    off_list = PyObject_GetAttrString(builder, "offset_entries");
+    time_list = PyObject_GetAttrString(builder, "time_entries");
+    if (off_list == NULL || time_list == NULL)
+        goto done;
+    if (!PyList_Check(off_list) || !PyList_Check(time_list)) {
+        PyErr_SetString(PyExc_TypeError, "walk_v2_run: index entries must be lists");
+        goto done;
+    }
+    {
+        int64_t unused;
+        if (last_pair(off_list, &has_off, &last_off_entry, &unused) < 0 ||
+            last_pair(time_list, &has_time, &lt_ts, &lt_off) < 0)
+            goto done;
+    }
+    const unsigned char *p = b.buf;
+    const i128 limit = (i128)base_offset + INT32_MAX;
+    Py_ssize_t count = 0;
+    int64_t last = 0;
+    int nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (pos < stop_at && pos + 61 <= end) {
+        const unsigned char *h = p + pos;
+        int64_t offset = be64(h);
+        int32_t size = be32(h + 8);
+        int32_t ple = be32(h + 12);
+        if (h[16] != 2 || size < 49 || (int64_t)pos + 12 + size > (int64_t)end)
+            break;
+        int16_t attrs = be16(h + 21);
+        int32_t delta = be32(h + 23);
+        int64_t batch_max_ts = be64(h + 35);
+        int64_t pid = be64(h + 43);
+        i128 last_off = (i128)offset + delta;
+        if (last_off > limit || last_off < base_offset)
+            break;
+        if (ple >= 0 && ple > latest_epoch)
+            break;
+        if (pid >= 0 && (attrs & (0x10 | 0x20)))
+            break;
+        if (crc32c(h + 21, (size_t)size + 12 - 21) != (uint32_t)be32(h + 17))
+            break;
+        /* IndexBuilder.on_recover, with the entry's checks done before anything changes */
+        int64_t lo = (int64_t)last_off;
+        int64_t nmax = max_ts, noff = off_of_max;
+        if (batch_max_ts > nmax) {
+            nmax = batch_max_ts;
+            noff = lo;
+        }
+        if ((int64_t)pos - last_entry_pos > interval) {
+            if (has_off && lo <= last_off_entry)
+                break; /* IndexOffsetError: Python raises it */
+            if (has_time && noff < lt_off)
+                break;
+            if (vec_push(&offs, lo) < 0 || vec_push(&offs, (int64_t)pos) < 0) {
+                nomem = 1;
+                break;
+            }
+            has_off = 1;
+            last_off_entry = lo;
+            if (has_time ? nmax > lt_ts : nmax > -1) {
+                if (vec_push(&times, nmax) < 0 || vec_push(&times, noff) < 0) {
+                    nomem = 1;
+                    break;
+                }
+                has_time = 1;
+                lt_ts = nmax;
+                lt_off = noff;
+            }
+            last_entry_pos = pos;
+        }
+        max_ts = nmax;
+        off_of_max = noff;
+        if (arrays != Py_None &&
+            (vec_push(&rec, (int64_t)pos) < 0 || vec_push(&rec, lo) < 0 || vec_push(&rec, batch_max_ts) < 0)) {
+            nomem = 1;
+            break;
+        }
+        last = lo;
+        count++;
+        pos += (Py_ssize_t)size + 12;
+    }
+    Py_END_ALLOW_THREADS
+    if (nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* write the state back: entries, then the tracking fields */
+    if (append_pairs(off_list, &offs) < 0 || append_pairs(time_list, &times) < 0)
+        goto done;
+    if (set_i64(builder, "max_timestamp", max_ts) < 0 ||
+        set_i64(builder, "offset_of_max_timestamp", off_of_max) < 0 ||
+        set_i64(builder, "_last_entry_position", last_entry_pos) < 0)
+        goto done;
+    if (offs.n && PyObject_SetAttrString(builder, "_strict", Py_True) < 0)
+        goto done;
+    if (arrays != Py_None && rec.n) {
+        /* rec holds (pos, last, ts) triples; each array gets one column */
+        size_t k = rec.n / 3;
+        int64_t *col = PyMem_Malloc(k * sizeof(int64_t) + 1);
+        if (col == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (int c = 0; c < 3; c++) {
+            for (size_t i = 0; i < k; i++)
+                col[i] = rec.v[i * 3 + c];
+            if (extend_array(PyTuple_GET_ITEM(arrays, c), col, k) < 0) {
+                PyMem_Free(col);
+                goto done;
+            }
+        }
+        PyMem_Free(col);
+    }
+    result = Py_BuildValue("nnL", count, pos, (long long)last);
+done:
+    PyMem_RawFree(offs.v);
+    PyMem_RawFree(times.v);
+    PyMem_RawFree(rec.v);
+    Py_XDECREF(off_list);
+    Py_XDECREF(time_list);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * decode_v2_records: the records of a v2 batch
+ * ------------------------------------------------------------------------------------------- */
+
+static PyObject *RecordType = NULL;        /* kafkatool.log.record.Record */
+static PyObject *CorruptRecordError = NULL; /* kafkatool.log.errors.CorruptRecordError */
+static PyObject *java_utf8 = NULL;          /* kafkatool.jvm.text.java_utf8 */
+
+/* init(Record, CorruptRecordError, java_utf8): the Python objects the decoder builds and raises */
+static PyObject *py_init(PyObject *self, PyObject *args)
+{
+    PyObject *r, *e, *j;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyType_Type, &r, &e, &j))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)r, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Record must be a tuple type");
+        return NULL;
+    }
+    Py_XSETREF(RecordType, Py_NewRef(r));
+    Py_XSETREF(CorruptRecordError, Py_NewRef(e));
+    Py_XSETREF(java_utf8, Py_NewRef(j));
+    Py_RETURN_NONE;
+}
+
+/* How a read failed, mapped to the Python function's exceptions. */
+enum { ERR_NONE, ERR_INDEX, ERR_VARINT_END, ERR_VARINT_LONG, ERR_SET };
+
+typedef struct {
+    const unsigned char *d;
+    i128 n;
+    int err;
+} reader;
+
+/* kafkatool.log.varint.read_varint at pos: its own errors, not IndexError */
+static int read_varint(reader *r, i128 *pos, int64_t *out)
+{
+    uint64_t raw = 0;
+    int shift = 0;
+    for (;;) {
+        if (*pos < 0 || *pos >= r->n) {
+            r->err = ERR_VARINT_END;
+            return -1;
+        }
+        unsigned b = r->d[(Py_ssize_t)*pos];
+        *pos += 1;
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+        shift += 7;
+        if (shift > 63) {
+            r->err = ERR_VARINT_LONG;
+            return -1;
+        }
+    }
+}
+
+/* d[i] as Python reads it: IndexError past the end */
+static inline int byte_at(reader *r, i128 i, unsigned *out)
+{
+    if (i < 0 || i >= r->n) {
+        r->err = ERR_INDEX;
+        return -1;
+    }
+    *out = r->d[(Py_ssize_t)i];
+    return 0;
+}
+
+/* a field decoded inline for one and two bytes, else by read_varint from `at` */
+static inline int field2(reader *r, i128 *pos, int64_t *out)
+{
+    unsigned b, b2;
+    if (byte_at(r, *pos, &b) < 0)
+        return -1;
+    if (b < 0x80) {
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        *pos += 1;
+        return 0;
+    }
+    if (byte_at(r, *pos + 1, &b2) < 0)
+        return -1;
+    if (b2 < 0x80) {
+        unsigned raw = (b & 0x7F) | (b2 << 7);
+        *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        *pos += 2;
+        return 0;
+    }
+    return read_varint(r, pos, out);
+}
+
+/* a field decoded inline for one byte only (read_headers) */
+static inline int field1(reader *r, i128 *pos, int64_t *out)
+{
+    unsigned b;
+    if (byte_at(r, *pos, &b) < 0)
+        return -1;
+    if (b < 0x80) {
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        *pos += 1;
+        return 0;
+    }
+    return read_varint(r, pos, out);
+}
+
+/* d[start:stop] as Python slices it (clamped to the buffer) */
+static PyObject *slice(reader *r, i128 start, i128 stop)
+{
+    if (stop > r->n)
+        stop = r->n;
+    if (start > r->n)
+        start = r->n;
+    if (stop < start)
+        stop = start;
+    return PyBytes_FromStringAndSize((const char *)r->d + (Py_ssize_t)start, (Py_ssize_t)(stop - start));
+}
+
+static int set_error(reader *r, PyObject *msg)
+{
+    if (msg != NULL) {
+        PyErr_SetObject(CorruptRecordError, msg);
+        Py_DECREF(msg);
+    }
+    r->err = ERR_SET;
+    return -1;
+}
+
+/* kafkatool.log.default_records.read_headers; returns a new tuple or NULL with r->err set */
+static PyObject *read_headers(reader *r, i128 *pos)
+{
+    int64_t hcount;
+    if (read_varint(r, pos, &hcount) < 0)
+        return NULL;
+    if (hcount < 0) {
+        set_error(r, PyUnicode_FromFormat("invalid header count %lld", (long long)hcount));
+        return NULL;
+    }
+    PyObject *hs = PyList_New(0);
+    if (hs == NULL) {
+        r->err = ERR_SET;
+        return NULL;
+    }
+    for (int64_t h = 0; h < hcount; h++) {
+        int64_t hklen, hvlen;
+        if (field1(r, pos, &hklen) < 0)
+            goto fail;
+        if (hklen < 0) {
+            set_error(r, PyUnicode_FromFormat("invalid header key length %lld", (long long)hklen));
+            goto fail;
+        }
+        PyObject *raw = slice(r, *pos, *pos + hklen);
+        if (raw == NULL)
+            goto fail_set;
+        PyObject *key = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw), NULL);
+        if (key == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyErr_Clear();
+            key = PyObject_CallOneArg(java_utf8, raw); /* Java's replacement rules */
+        }
+        Py_DECREF(raw);
+        if (key == NULL)
+            goto fail_set;
+        *pos += hklen;
+        if (field1(r, pos, &hvlen) < 0) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *val;
+        if (hvlen >= 0) {
+            val = slice(r, *pos, *pos + hvlen);
+            *pos += hvlen;
+        } else if (hvlen == -1) {
+            val = Py_NewRef(Py_None);
+        } else {
+            Py_DECREF(key);
+            set_error(r, PyUnicode_FromFormat("invalid header value length %lld", (long long)hvlen));
+            goto fail;
+        }
+        if (val == NULL) {
+            Py_DECREF(key);
+            goto fail_set;
+        }
+        PyObject *pair = PyTuple_Pack(2, key, val);
+        Py_DECREF(key);
+        Py_DECREF(val);
+        if (pair == NULL || PyList_Append(hs, pair) < 0) {
+            Py_XDECREF(pair);
+            goto fail_set;
+        }
+        Py_DECREF(pair);
+    }
+    PyObject *t = PyList_AsTuple(hs);
+    Py_DECREF(hs);
+    if (t == NULL)
+        r->err = ERR_SET;
+    return t;
+fail_set:
+    r->err = ERR_SET;
+fail:
+    Py_DECREF(hs);
+    return NULL;
+}
+
+/* A Record (tuple subclass) from 8 new references, stolen. */
+static PyObject *make_record(PyObject *items[8])
+{
+    PyTypeObject *tp = (PyTypeObject *)RecordType;
+    PyObject *rec = tp->tp_alloc(tp, 8);
+    if (rec == NULL) {
+        for (int i = 0; i < 8; i++)
+            Py_DECREF(items[i]);
+        return NULL;
+    }
+    for (int i = 0; i < 8; i++)
+        PyTuple_SET_ITEM(rec, i, items[i]);
+    return rec;
+}
+
+/* decode_v2_records(d, count, base_offset, base_timestamp, log_append_time, base_sequence) */
+static PyObject *py_decode_v2_records(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    long long count, base_offset, base_ts, base_seq;
+    PyObject *lat;
+    if (RecordType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "kafkatool._speedups.init() was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "y*LLLOL", &b, &count, &base_offset, &base_ts, &lat, &base_seq))
+        return NULL;
+    reader r = {b.buf, b.len, ERR_NONE};
+    PyObject *out = PyList_New(0);
+    PyObject *last_hraw = NULL, *last_headers = NULL, *log_append = NULL;
+    const int seq_ok = base_seq != -1;
+    i128 pos = 0;
+    if (out == NULL)
+        goto fail_set;
+    if (lat != Py_None)
+        log_append = Py_NewRef(lat); /* LogAppendTime: every record gets the batch's max timestamp */
+    for (long long i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, klen, vlen;
+        unsigned b1, b2;
+        if (field2(&r, &pos, &length) < 0)
+            goto fail;
+        i128 end = pos + length; /* checked once the record is read */
+        /* the attributes byte is skipped unread; the timestamp delta starts after it */
+        if (byte_at(&r, pos + 1, &b1) < 0)
+            goto fail;
+        if (b1 < 0x80) {
+            ts_delta = (int64_t)(b1 >> 1) ^ -(int64_t)(b1 & 1);
+            pos += 2;
+        } else {
+            if (byte_at(&r, pos + 2, &b2) < 0)
+                goto fail;
+            if (b2 < 0x80) {
+                unsigned raw = (b1 & 0x7F) | (b2 << 7);
+                ts_delta = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+                pos += 3;
+            } else {
+                pos += 1;
+                if (read_varint(&r, &pos, &ts_delta) < 0)
+                    goto fail;
+            }
+        }
+        if (field2(&r, &pos, &off_delta) < 0 || field2(&r, &pos, &klen) < 0)
+            goto fail;
+        PyObject *key, *value, *headers;
+        if (klen >= 0) {
+            key = slice(&r, pos, pos + klen);
+            if (key == NULL)
+                goto fail_set;
+            pos += klen;
+        } else if (klen == -1) {
+            key = Py_NewRef(Py_None);
+        } else {
+            set_error(&r, PyUnicode_FromFormat("invalid key length %lld", (long long)klen));
+            goto fail;
+        }
+        if (field2(&r, &pos, &vlen) < 0) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        if (vlen >= 0) {
+            value = slice(&r, pos, pos + vlen);
+            if (value == NULL) {
+                Py_DECREF(key);
+                goto fail_set;
+            }
+            pos += vlen;
+        } else if (vlen == -1) {
+            value = Py_NewRef(Py_None);
+        } else {
+            Py_DECREF(key);
+            set_error(&r, PyUnicode_FromFormat("invalid value length %lld", (long long)vlen));
+            goto fail;
+        }
+        if (byte_at(&r, pos, &b1) < 0) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto fail;
+        }
+        /* headers: none, the previous record's (compared as d[pos:end] == last_hraw), or decoded */
+        i128 hend = end > r.n ? r.n : end;
+        if (b1 == 0) {
+            headers = PyTuple_New(0);
+            pos += 1;
+        } else if (last_hraw != NULL && hend > pos && hend - pos == PyBytes_GET_SIZE(last_hraw) &&
+                   memcmp(r.d + (Py_ssize_t)pos, PyBytes_AS_STRING(last_hraw), (size_t)(hend - pos)) == 0) {
+            headers = Py_NewRef(last_headers);
+            pos = end;
+        } else {
+            Py_XSETREF(last_hraw, slice(&r, pos, end));
+            if (last_hraw == NULL) {
+                headers = NULL;
+            } else {
+                headers = read_headers(&r, &pos);
+                if (headers != NULL)
+                    Py_XSETREF(last_headers, Py_NewRef(headers));
+            }
+        }
+        if (headers == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            if (r.err == ERR_NONE)
+                r.err = ERR_SET;
+            goto fail;
+        }
+        if (pos != end) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            Py_DECREF(headers);
+            if (length < 0 || end > r.n) {
+                set_error(&r, PyUnicode_FromFormat("record length %lld runs past the end of the batch",
+                                                   (long long)length));
+            } else {
+                PyObject *read = long_from_i128(pos - end + length);
+                if (read != NULL) {
+                    set_error(&r, PyUnicode_FromFormat("Invalid record size: expected to read %lld bytes in "
+                                                       "record payload, but instead read %S",
+                                                       (long long)length, read));
+                    Py_DECREF(read);
+                } else {
+                    r.err = ERR_SET;
+                }
+            }
+            goto fail;
+        }
+        PyObject *items[8];
+        items[0] = long_from_i128((i128)base_offset + off_delta);
+        items[1] = log_append != NULL ? Py_NewRef(log_append) : long_from_i128((i128)base_ts + ts_delta);
+        items[2] = key;
+        items[3] = value;
+        items[4] = headers;
+        if (seq_ok) {
+            i128 s = (i128)base_seq <= (i128)INT32_MAX - off_delta
+                         ? (i128)base_seq + off_delta
+                         : (i128)off_delta - ((i128)INT32_MAX - base_seq) - 1;
+            items[5] = long_from_i128(s);
+        } else {
+            items[5] = PyLong_FromLong(-1);
+        }
+        items[6] = Py_NewRef(Py_None);
+        items[7] = Py_NewRef(Py_True);
+        if (items[0] == NULL || items[1] == NULL || items[5] == NULL) {
+            for (int k = 0; k < 8; k++)
+                Py_XDECREF(items[k]);
+            goto fail_set;
+        }
+        PyObject *rec = make_record(items);
+        if (rec == NULL)
+            goto fail_set;
+        int rc = PyList_Append(out, rec);
+        Py_DECREF(rec);
+        if (rc < 0)
+            goto fail_set;
+    }
+    Py_XDECREF(last_hraw);
+    Py_XDECREF(last_headers);
+    Py_XDECREF(log_append);
+    PyBuffer_Release(&b);
+    return out;
+
+fail_set:
+    r.err = ERR_SET;
+fail:
+    /* the Python function's exceptions: IndexError becomes "runs past the end", varint errors
+     * keep their own message; every CorruptRecordError carries the records decoded before it */
+    if (r.err == ERR_INDEX)
+        PyErr_SetString(CorruptRecordError, "record runs past the end of the batch");
+    else if (r.err == ERR_VARINT_END)
+        PyErr_SetString(CorruptRecordError, "varint runs past the end of the buffer");
+    else if (r.err == ERR_VARINT_LONG)
+        PyErr_SetString(CorruptRecordError, "varint is longer than 10 bytes");
+    if (out != NULL && PyErr_ExceptionMatches(CorruptRecordError)) {
+        PyObject *type, *val, *tb;
+        PyErr_Fetch(&type, &val, &tb);
+        PyErr_NormalizeException(&type, &val, &tb);
+        if (val != NULL && PyObject_SetAttrString(val, "partial", out) < 0) {
+            Py_XDECREF(type);
+            Py_XDECREF(val);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, val, tb);
+        }
+    }
+    Py_XDECREF(out);
+    Py_XDECREF(last_hraw);
+    Py_XDECREF(last_headers);
+    Py_XDECREF(log_append);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
+
+/* ---------------------------------------------------------------------------------------------
+ * v2_record_lines: dump-log's `| offset: ...` lines of v2 data records
+ * ------------------------------------------------------------------------------------------- */
+
+/* output built straight into a bytes object (no copy at the end); `o` is NULL once an error is set */
+typedef struct {
+    PyObject *o;
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sb_init(sbuf *b, size_t cap)
+{
+    b->o = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap);
+    b->p = b->o ? PyBytes_AS_STRING(b->o) : NULL;
+    b->n = 0;
+    b->cap = cap;
+    return b->o ? 0 : -1;
+}
+
+/* room for n more bytes */
+static int sb_reserve(sbuf *b, size_t n)
+{
+    if (b->n + n <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n)
+        cap *= 2;
+    if (_PyBytes_Resize(&b->o, (Py_ssize_t)cap) < 0)
+        return -1; /* b->o is NULL and freed */
+    b->p = PyBytes_AS_STRING(b->o);
+    b->cap = cap;
+    return 0;
+}
+
+/* the finished bytes (a new reference), or NULL after an error */
+static PyObject *sb_finish(sbuf *b)
+{
+    if (b->o != NULL && _PyBytes_Resize(&b->o, (Py_ssize_t)b->n) < 0)
+        return NULL;
+    PyObject *o = b->o;
+    b->o = NULL;
+    return o;
+}
+
+static int sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (sb_reserve(b, n) < 0)
+        return -1;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+#define sb_lit(b, s) sb_put((b), (s), sizeof(s) - 1)
+
+/* decimal digits of v, as %lld prints them (snprintf is most of the cost otherwise) */
+static int sb_ll(sbuf *b, long long v)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp, *q = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
+    return sb_put(b, q, (size_t)(e - q));
+}
+
+/* %d of any Python int (offsets past 64 bits print in full, as bytes %-formatting does) */
+static int sb_int(sbuf *b, PyObject *v)
+{
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (!overflow)
+        return sb_ll(b, x);
+    PyObject *s = PyObject_Str(v);
+    if (s == NULL)
+        return -1;
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    int r = u == NULL ? -1 : sb_put(b, u, (size_t)n);
+    Py_DECREF(s);
+    return r;
+}
+
+static int is_ascii(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes at a time: values are most of print's input */
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL)
+            return 0;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
+/* the bytes as dump-log prints them: themselves when ASCII, else java_utf8_bytes(b) */
+static int sb_text(sbuf *b, PyObject *bytes, PyObject *jb)
+{
+    if (!PyBytes_Check(bytes)) {
+        PyErr_SetString(PyExc_TypeError, "record keys and values must be bytes");
+        return -1;
+    }
+    if (is_ascii(PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)))
+        return sb_put(b, PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
+    PyObject *t = PyObject_CallOneArg(jb, bytes);
+    if (t == NULL)
+        return -1;
+    int r = PyBytes_Check(t) ? sb_put(b, PyBytes_AS_STRING(t), (size_t)PyBytes_GET_SIZE(t)) : -1;
+    if (!PyBytes_Check(t))
+        PyErr_SetString(PyExc_TypeError, "java_utf8_bytes must return bytes");
+    Py_DECREF(t);
+    return r;
+}
+
+/* b",".join(key.encode("utf-8") for key, _ in headers) */
+static PyObject *header_keys(PyObject *h)
+{
+    sbuf b;
+    PyObject *out = NULL;
+    if (sb_init(&b, 64) < 0)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(h); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(h, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0))) {
+            PyErr_SetString(PyExc_TypeError, "headers must be (str, bytes) pairs");
+            goto done;
+        }
+        PyObject *enc = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(pair, 0)); /* strict, as .encode() */
+        if (enc == NULL)
+            goto done;
+        int r = (i ? sb_put(&b, ",", 1) : 0) < 0 ? -1
+                                                : sb_put(&b, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc));
+        Py_DECREF(enc);
+        if (r < 0)
+            goto done;
+    }
+    out = sb_finish(&b);
+done:
+    Py_XDECREF(b.o);
+    return out;
+}
+
+/* v2_record_lines(records, ts_name, printing, java_utf8_bytes) -> bytes
+ * What dumplog.LogDumper._v2_record_lines appends for these records, joined. */
+static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
+{
+    PyObject *recs, *jb;
+    const char *ts_name;
+    Py_ssize_t ts_len;
+    int printing;
+    if (!PyArg_ParseTuple(args, "O!y#pO", &PyList_Type, &recs, &ts_name, &ts_len, &printing, &jb))
+        return NULL;
+    sbuf b;
+    PyObject *last_h = NULL, *hk = NULL, *out = NULL;
+    if (sb_init(&b, 16384) < 0)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
+        PyObject *r = PyList_GET_ITEM(recs, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 6) {
+            PyErr_SetString(PyExc_TypeError, "records must be Records");
+            goto done;
+        }
+        PyObject *k = PyTuple_GET_ITEM(r, 2), *v = PyTuple_GET_ITEM(r, 3), *h = PyTuple_GET_ITEM(r, 4);
+        if ((k != Py_None && !PyBytes_Check(k)) || (v != Py_None && !PyBytes_Check(v)) || !PyTuple_Check(h)) {
+            PyErr_SetString(PyExc_TypeError, "records must be Records");
+            goto done;
+        }
+        if (h != last_h) {
+            PyObject *n = header_keys(h);
+            if (n == NULL)
+                goto done;
+            Py_XSETREF(hk, n);
+            last_h = h; /* borrowed: recs keeps it alive */
+        }
+        if (sb_lit(&b, "| offset: ") < 0 || sb_int(&b, PyTuple_GET_ITEM(r, 0)) < 0 || sb_lit(&b, " ") < 0 ||
+            sb_put(&b, ts_name, (size_t)ts_len) < 0 || sb_lit(&b, ": ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 1)) < 0 || sb_lit(&b, " keySize: ") < 0 ||
+            sb_ll(&b, k == Py_None ? -1 : (long long)PyBytes_GET_SIZE(k)) < 0 || sb_lit(&b, " valueSize: ") < 0 ||
+            sb_ll(&b, v == Py_None ? -1 : (long long)PyBytes_GET_SIZE(v)) < 0 || sb_lit(&b, " sequence: ") < 0 ||
+            sb_int(&b, PyTuple_GET_ITEM(r, 5)) < 0 || sb_lit(&b, " headerKeys: [") < 0 ||
+            sb_put(&b, PyBytes_AS_STRING(hk), (size_t)PyBytes_GET_SIZE(hk)) < 0 || sb_lit(&b, "]") < 0)
+            goto done;
+        if (printing) {
+            if (k != Py_None && (sb_lit(&b, " key: ") < 0 || sb_text(&b, k, jb) < 0))
+                goto done;
+            if (v != Py_None && (sb_lit(&b, " payload: ") < 0 || sb_text(&b, v, jb) < 0))
+                goto done;
+        }
+        if (sb_lit(&b, "\n") < 0)
+            goto done;
+    }
+    out = sb_finish(&b);
+done:
+    Py_XDECREF(hk);
+    Py_XDECREF(b.o);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"crc32c", py_crc32c, METH_O, "CRC-32C of a bytes-like object."},
+    {"verify_crcs", py_verify_crcs, METH_VARARGS,
+     "verify_crcs(buf, start, end) -> (batches, valid bytes, bad position, None, or -1 at a legacy message)"},
+    {"walk_v2_run", py_walk_v2_run, METH_VARARGS, "The recovery walk's fast path over plain v2 batches."},
+    {"init", py_init, METH_VARARGS, "init(Record, CorruptRecordError, java_utf8)."},
+    {"decode_v2_records", py_decode_v2_records, METH_VARARGS, "default_records.decode_v2_records, compiled."},
+    {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kafkatool._speedups",
+                                    "kafkatool's compiled core (see kafkatool.log.core).", -1, methods};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    crc_init();
+    return PyModule_Create(&module);
+}
