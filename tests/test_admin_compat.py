@@ -79,8 +79,13 @@ def _cell(r: Result, bootstrap: str) -> str:
 def readme_table() -> dict[str, dict[str, str]]:
     """command -> release column -> cell, from the README's compatibility table."""
     text = README.read_text()
-    section = text[text.index("### Compatibility with broker releases"):]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
+    section = text[text.index("### Compatibility with broker releases"):].splitlines()
+    start = next(i for i, line in enumerate(section) if line.startswith("|"))
+    rows = []
+    for line in section[start:]:  # the table is the first run of "|" lines
+        if not line.startswith("|"):
+            break
+        rows.append(line)
     header = [h.strip() for h in rows[0].strip("|").split("|")]
     table = {}
     for line in rows[2:]:
