@@ -83,9 +83,9 @@ def test_differential(spark, logs: Path) -> None:  # noqa: F811
     options = q.SourceOptions(min_partitions=3)
     expected = scan(paths, ScanSettings())
     assert q.rows(q.summary(spark, paths, options)) == expected.summary_rows()
-    records = q.load(spark, paths, options)
-    assert q.rows(q.top_keys(records, 40)) == expected.key_rows(40)
-    assert q.rows(q.timeline(records)) == expected.timeline_rows()
+    assert q.rows(q.top_keys(spark, paths, options, 40)) == expected.key_rows(40)
+    assert q.rows(q.top_keys(spark, paths, options, 40, "payload_bytes")) == expected.key_rows(40, "payload_bytes")
+    assert q.rows(q.timeline(spark, paths, options)) == expected.timeline_rows()
 
 
 def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811

@@ -21,6 +21,9 @@ Options (case-insensitive):
   uncompressedSize false (default) / true: level=batch fills uncompressed_size (decompresses)
   topics           comma-separated topics to read (same as a pushed-down topic filter)
   filterPushdown   true (default) / false: needs spark.sql.python.filterPushdown.enabled=true when true
+  aggregate        summary, keys or timeline: instead of records, each task's partial aggregates for that
+                   query (computed in Python by `kafkatool.ops.scan.Scan`, merged by
+                   `kafkatool.spark.queries`): no per-record row crosses into the JVM
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ from kafkatool.slices.reading import check_policy, decode_records, read_slice, u
 
 NAME = "kafka-log"
 LEVELS = ("record", "batch")
-ROWS_PER_ARROW_BATCH = 16384
+AGGREGATES = ("summary", "keys", "timeline")
+ROWS_PER_ARROW_BATCH = 65536
 BYTES_PER_ARROW_BATCH = 32 * 1024 * 1024
 
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
@@ -128,6 +132,31 @@ BATCH_SCHEMA = StructType(
     ]
 )
 
+# aggregate=summary: per task, one row per (topic, partition, segment read) -- the first of a partition's
+# rows carries its counters, the others only name a segment (segments are counted distinct when merged) --
+# and one row per (topic, partition, key) of data records (key null on the segment rows).
+PARTITION_COUNTERS = ("batches", "records", "bytes", "uncompressed_bytes", "keyed_records", "keyless_records",
+                      "tombstones", "txn_markers", "txn_aborts")
+PARTITION_MINIMA = ("min_record_offset", "min_base_offset", "min_timestamp")
+PARTITION_MAXIMA = ("last_offset", "max_timestamp")
+SUMMARY_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("partition", IntegerType()),
+     StructField("segment", StringType()), StructField("key", BinaryType())]
+    + [StructField(c, LongType()) for c in (*PARTITION_COUNTERS, *PARTITION_MINIMA, *PARTITION_MAXIMA)]
+    + [StructField(c, LongType()) for c in ("key_records", "key_payload", "latest_offset", "latest_payload")]
+)
+# aggregate=keys / timeline: one row per (topic, key) / (topic, minute) per task, summed when merged
+KEYS_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("key", BinaryType())]
+    + [StructField(c, LongType()) for c in ("records", "payload_bytes", "tombstones")]
+)
+TIMELINE_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("minute_ms", LongType())]
+    + [StructField(c, LongType()) for c in ("records", "payload_bytes")]
+)
+PARTIAL_SCHEMAS = {"summary": SUMMARY_PARTIAL_SCHEMA, "keys": KEYS_PARTIAL_SCHEMA,
+                   "timeline": TIMELINE_PARTIAL_SCHEMA}
+
 _CODEC_NAMES = {int(c): c.label for c in Codec}
 _OFFSET_COLUMNS = {"offset", "base_offset", "last_offset"}
 _TIMESTAMP_COLUMNS = {"record": "timestamp", "batch": "max_timestamp"}
@@ -157,6 +186,13 @@ class ReadOptions:
     uncompressed_size: bool = False
     topics: frozenset[str] | None = None
     pushdown: bool = True
+    aggregate: str | None = None
+
+    @property
+    def schema(self) -> StructType:
+        if self.aggregate is not None:
+            return PARTIAL_SCHEMAS[self.aggregate]
+        return BATCH_SCHEMA if self.level == "batch" else RECORD_SCHEMA
 
     @classmethod
     def parse(cls, options: Any) -> ReadOptions:
@@ -182,6 +218,9 @@ class ReadOptions:
         except SizeError as exc:
             raise ScanInputError(f"option splitSize: {exc}") from None
         topics = opts.get("topics")
+        aggregate = opts.get("aggregate")
+        if aggregate is not None and aggregate.lower() not in AGGREGATES:
+            raise ScanInputError(f"option aggregate: expected {', '.join(AGGREGATES)}, got {aggregate!r}")
         return cls(
             paths=paths,
             level=level,
@@ -193,6 +232,7 @@ class ReadOptions:
             uncompressed_size=_flag(opts, "uncompressedSize", False),
             topics=frozenset(t.strip() for t in topics.split(",") if t.strip()) if topics else None,
             pushdown=_flag(opts, "filterPushdown", True),
+            aggregate=aggregate.lower() if aggregate is not None else None,
         )
 
 
@@ -211,11 +251,11 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
-        return BATCH_SCHEMA if ReadOptions.parse(self.options).level == "batch" else RECORD_SCHEMA
+        return ReadOptions.parse(self.options).schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
         opts = ReadOptions.parse(self.options)
-        fixed = BATCH_SCHEMA if opts.level == "batch" else RECORD_SCHEMA
+        fixed = opts.schema
         if [(f.name, f.dataType) for f in schema.fields] != [(f.name, f.dataType) for f in fixed.fields]:
             raise ScanInputError(f"{NAME} has a fixed schema for level={opts.level}; read it without .schema()")
         return KafkaLogFilteringReader(opts, schema) if opts.pushdown else KafkaLogReader(opts, schema)
@@ -243,6 +283,9 @@ class KafkaLogReader(DataSourceReader):
         if not isinstance(partition, SliceGroup):
             return  # nothing planned: Spark then asks for one empty InputPartition(None)
         arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
+        if self.options.aggregate is not None:
+            yield from _partial_batches(self._aggregate(partition.slices), self.options.aggregate, arrow_schema)
+            return
         batch_level = self.options.level == "batch"
         columns = _BatchColumns(self.options) if batch_level else _RecordColumns(self.options)
         for slc in partition.slices:
@@ -255,12 +298,73 @@ class KafkaLogReader(DataSourceReader):
             yield columns.flush(arrow_schema)
 
 
+    def _aggregate(self, slices: Sequence[Slice]) -> Any:
+        """One query's accumulator over this task's slices: the single-process engine's own code."""
+        from kafkatool.ops.scan import Scan, ScanSettings, scan_slice
+
+        o = self.options
+        settings = ScanSettings(flt=self.filter, on_corrupt=o.on_corrupt, verify_crc=o.verify_crc,
+                                use_index=o.use_index)
+        acc = Scan((o.aggregate,))
+        measure = o.aggregate == "summary"  # only the summary reports uncompressed bytes
+        for slc in slices:
+            for _pos, b, size, recs in scan_slice(slc, settings, measure):
+                acc.add(slc.topic, slc.partition, slc.log, b, size, recs)
+        return acc
+
+
+def _partial_rows(acc: Any, aggregate: str) -> Iterator[tuple[Any, ...]]:
+    """The rows of one task's accumulator, in the order of PARTIAL_SCHEMAS[aggregate]."""
+    if aggregate == "keys":
+        for (topic, key), (records, payload, tombstones) in acc.keys.items():
+            yield topic, key, records, payload, tombstones
+        return
+    if aggregate == "timeline":
+        for (topic, minute), (records, payload) in acc.timeline.items():
+            yield topic, minute, records, payload
+        return
+    none_counters = (None,) * (len(PARTITION_COUNTERS) + len(PARTITION_MINIMA) + len(PARTITION_MAXIMA))
+    no_key = (None,) * 4
+    for (topic, partition), p in acc.partitions.items():
+        segments = sorted(p.segments) or [None]
+        counters = (p.batches, p.records, p.log_bytes, p.uncompressed_bytes, p.keyed, p.keyless, p.tombstones,
+                    p.txn_markers, p.txn_aborts, p.min_record_offset, p.min_base_offset, p.min_ts,
+                    p.last_offset, p.max_ts)
+        yield (topic, partition, segments[0], None, *counters, *no_key)
+        for segment in segments[1:]:
+            yield (topic, partition, segment, None, *none_counters, *no_key)
+        for key, (count, payload, (offset, latest_payload)) in p.keys.items():
+            yield (topic, partition, None, key, *none_counters, count, payload, offset, latest_payload)
+
+
+def _partial_batches(acc: Any, aggregate: str, arrow_schema: Any) -> Iterator[Any]:
+    """Arrow record batches of up to ROWS_PER_ARROW_BATCH partial rows."""
+    import itertools
+
+    import pyarrow as pa
+
+    rows = _partial_rows(acc, aggregate)
+    while True:
+        chunk = list(itertools.islice(rows, ROWS_PER_ARROW_BATCH))
+        if not chunk:
+            return
+        columns = zip(*chunk, strict=True)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(col, type=f.type) for col, f in zip(columns, arrow_schema, strict=True)], schema=arrow_schema
+        )
+
+
 class KafkaLogFilteringReader(KafkaLogReader):
     """The reader with filter pushdown (Spark only uses it when its pushdown setting is on)."""
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         level = self.options.level
         for f in filters:
+            if self.options.aggregate is not None and tuple(getattr(f, "attribute", ())) not in (
+                ("topic",), ("partition",)
+            ):
+                yield f  # a partial aggregate's other columns (last_offset...) bound no batch
+                continue
             self.filter = self.filter.merge(filter_bounds(f, level))
             yield f  # pruning is coarse (whole segments and batches): Spark keeps filtering rows
 
