@@ -138,6 +138,11 @@ def test_pushdown_bounds() -> None:
     from pyspark.sql.datasource import InputPartition
 
     assert list(batch.read(InputPartition(None))) == []  # what Spark reads when nothing was planned
+    # partial aggregates: only topic and partition prune (their last_offset is a result, not a bound)
+    partial = KafkaLogFilteringReader(ReadOptions(paths=("/x",), aggregate="summary"), None)  # type: ignore[arg-type]
+    pushed = [GreaterThan(("last_offset",), 9), EqualTo(("partition",), 3), EqualTo(("topic",), "a")]
+    assert list(partial.pushFilters(pushed)) == pushed
+    assert partial.filter == ScanFilter(frozenset({"a"}), frozenset({3}))
 
 
 def test_options_are_checked() -> None:
@@ -149,9 +154,10 @@ def test_options_are_checked() -> None:
                               "minPartitions": "4", "onCorrupt": "skip", "verifyCrc": "true"})
     assert (opts.paths, opts.level, opts.split_size, opts.topics) == (("/a", "/b"), "batch", 64 << 20, {"x", "y"})
     assert (opts.min_partitions, opts.on_corrupt, opts.verify_crc, opts.pushdown) == (4, "skip", True, True)
+    assert opts.aggregate is None and ReadOptions.parse({"path": "/a", "aggregate": "Keys"}).aggregate == "keys"
     for bad in ({}, {"path": "/a", "level": "rows"}, {"path": "/a", "splitSize": "big"},
                 {"path": "/a", "useIndex": "yes"}, {"path": "/a", "onCorrupt": "ignore"},
-                {"path": "/a", "minPartitions": "many"}):
+                {"path": "/a", "minPartitions": "many"}, {"path": "/a", "aggregate": "records"}):
         with pytest.raises(ScanInputError):
             ReadOptions.parse(bad)
 
