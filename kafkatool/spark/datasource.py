@@ -313,45 +313,64 @@ class KafkaLogReader(DataSourceReader):
         return acc
 
 
-def _partial_rows(acc: Any, aggregate: str) -> Iterator[tuple[Any, ...]]:
-    """The rows of one task's accumulator, in the order of PARTIAL_SCHEMAS[aggregate]."""
+def _partial_batches(acc: Any, aggregate: str, arrow_schema: Any) -> Iterator[Any]:
+    """One task's accumulator as Arrow record batches in the layout of PARTIAL_SCHEMAS[aggregate]."""
     if aggregate == "keys":
-        for (topic, key), (records, payload, tombstones) in acc.keys.items():
-            yield topic, key, records, payload, tombstones
+        rows = [(t, k, *v) for (t, k), v in acc.keys.items()]
+        yield from _row_batches(rows, arrow_schema)
         return
     if aggregate == "timeline":
-        for (topic, minute), (records, payload) in acc.timeline.items():
-            yield topic, minute, records, payload
+        yield from _row_batches([(t, m, *v) for (t, m), v in acc.timeline.items()], arrow_schema)
         return
     none_counters = (None,) * (len(PARTITION_COUNTERS) + len(PARTITION_MINIMA) + len(PARTITION_MAXIMA))
     no_key = (None,) * 4
+    segment_rows = []
     for (topic, partition), p in acc.partitions.items():
         segments = sorted(p.segments) or [None]
         counters = (p.batches, p.records, p.log_bytes, p.uncompressed_bytes, p.keyed, p.keyless, p.tombstones,
                     p.txn_markers, p.txn_aborts, p.min_record_offset, p.min_base_offset, p.min_ts,
                     p.last_offset, p.max_ts)
-        yield (topic, partition, segments[0], None, *counters, *no_key)
-        for segment in segments[1:]:
-            yield (topic, partition, segment, None, *none_counters, *no_key)
-        for key, (count, payload, (offset, latest_payload)) in p.keys.items():
-            yield (topic, partition, None, key, *none_counters, count, payload, offset, latest_payload)
+        segment_rows.append((topic, partition, segments[0], None, *counters, *no_key))
+        segment_rows.extend((topic, partition, s, None, *none_counters, *no_key) for s in segments[1:])
+    yield from _row_batches(segment_rows, arrow_schema)
+    # Key rows are most of the rows: built column by column, the columns they leave empty as nulls.
+    cols: dict[str, list[Any]] = {n: [] for n in _KEY_ROW_COLUMNS}
+    for (topic, partition), p in acc.partitions.items():
+        if not p.keys:
+            continue
+        counts, payloads, latest = zip(*p.keys.values(), strict=True)
+        cols["topic"].extend([topic] * len(counts))
+        cols["partition"].extend([partition] * len(counts))
+        cols["key"].extend(p.keys)
+        cols["key_records"].extend(counts)
+        cols["key_payload"].extend(payloads)
+        cols["latest_offset"].extend(o for o, _ in latest)
+        cols["latest_payload"].extend(n for _, n in latest)
+        if len(cols["key"]) >= ROWS_PER_ARROW_BATCH:
+            yield _column_batch(cols, arrow_schema)
+            cols = {n: [] for n in _KEY_ROW_COLUMNS}
+    if cols["key"]:
+        yield _column_batch(cols, arrow_schema)
 
 
-def _partial_batches(acc: Any, aggregate: str, arrow_schema: Any) -> Iterator[Any]:
-    """Arrow record batches of up to ROWS_PER_ARROW_BATCH partial rows."""
-    import itertools
+_KEY_ROW_COLUMNS = ("topic", "partition", "key", "key_records", "key_payload", "latest_offset", "latest_payload")
 
+
+def _column_batch(cols: dict[str, list[Any]], arrow_schema: Any) -> Any:
     import pyarrow as pa
 
-    rows = _partial_rows(acc, aggregate)
-    while True:
-        chunk = list(itertools.islice(rows, ROWS_PER_ARROW_BATCH))
-        if not chunk:
-            return
-        columns = zip(*chunk, strict=True)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(columns, arrow_schema, strict=True)], schema=arrow_schema
-        )
+    n = len(next(iter(cols.values())))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(n, f.type) for f in arrow_schema],
+        schema=arrow_schema,
+    )
+
+
+def _row_batches(rows: list[tuple[Any, ...]], arrow_schema: Any) -> Iterator[Any]:
+    """Arrow record batches of up to ROWS_PER_ARROW_BATCH of these rows (none for no rows)."""
+    for start in range(0, len(rows), ROWS_PER_ARROW_BATCH):
+        columns = zip(*rows[start : start + ROWS_PER_ARROW_BATCH], strict=True)
+        yield _column_batch({f.name: list(c) for f, c in zip(arrow_schema, columns, strict=True)}, arrow_schema)
 
 
 class KafkaLogFilteringReader(KafkaLogReader):

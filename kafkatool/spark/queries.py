@@ -92,14 +92,14 @@ def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = 
             *_partition_measures(),
             F.sum("key_records").alias("key_records"),
             F.sum("key_payload").alias("key_payload"),
-            F.max(F.struct("latest_offset", "latest_payload")).alias("latest"),
+            F.max(_latest()).alias("latest"),
         )
         merged = per_key.groupBy(*tp).agg(
             F.count("segment").alias("segments"),
             *_partition_measures(),
             F.count("key").alias("distinct_keys"),
             F.sum(F.col("key_records") - 1).alias("reclaimable_records"),
-            F.sum(F.col("key_payload") - F.col("latest.latest_payload")).alias("reclaimable_bytes"),
+            F.sum(F.col("key_payload") - (F.col("latest") % _PAYLOAD_SPAN).cast("long")).alias("reclaimable_bytes"),
         )
     zero = F.lit(0).cast("long")
     out = merged
@@ -111,6 +111,15 @@ def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = 
         F.when(F.col("bytes") > 0, F.col("uncompressed_bytes").cast("double") / F.col("bytes").cast("double")),
     ).withColumn("first_offset", F.coalesce("min_record_offset", "min_base_offset"))
     return _sorted(out.select(*SUMMARY_COLUMNS), *tp)
+
+
+_PAYLOAD_SPAN = 1 << 32  # above any record's payload bytes (a batch is at most 2 GiB)
+
+
+def _latest() -> Column:
+    """(offset, payload) of a key's latest record as one number ordered like the pair, so the merge by
+    key stays a hash aggregation (a max over a struct makes Spark sort every key instead)."""
+    return F.col("latest_offset").cast("decimal(38,0)") * F.lit(_PAYLOAD_SPAN) + F.col("latest_payload")
 
 
 def _partition_measures() -> list[Column]:
