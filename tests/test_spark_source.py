@@ -86,6 +86,8 @@ def test_differential(spark, logs: Path) -> None:  # noqa: F811
     assert q.rows(q.top_keys(spark, paths, options, 40)) == expected.key_rows(40)
     assert q.rows(q.top_keys(spark, paths, options, 40, "payload_bytes")) == expected.key_rows(40, "payload_bytes")
     assert q.rows(q.timeline(spark, paths, options)) == expected.timeline_rows()
+    # segments cut across ~20 tasks: their keys, segments and minima merge across tasks
+    assert q.rows(q.summary(spark, [str(logs)], _options(SPLIT))) == scan([str(logs)]).summary_rows()
 
 
 def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811
