@@ -6,7 +6,9 @@ One single-segment log (a corpus of `benchmarks/corpus.py`, sized with --size-mb
     and the full scan (summary + keys + timeline accumulators, every record decoded);
   * by the `kafka-log` data source on Spark local[1] and local[2] (each in a fresh process, so each
     has its own JVM), at level=batch (one row per batch, nothing decompressed) and level=record,
-    aggregated per partition (count, bytes) so Spark reads every row.
+    aggregated per partition (count, bytes) so Spark reads every row;
+  * by the summary query on both engines (`--engine local` vs Spark), whose per-core throughput ratio
+    is issue 14's target (>= 0.7x on 1 GiB).
 
 Spark numbers exclude session start-up (reported apart); each query runs --repeat times and the
 fastest is reported, with the first (cold: Python workers forked, modules imported) shown too.
@@ -77,9 +79,13 @@ def local_engine(path: Path, split: int, repeat: int) -> dict[str, Any]:
     def full() -> int:
         return sum(r["records"] for r in scan([str(path)], ScanSettings(split_size=split)).summary_rows())
 
+    def summary() -> int:  # `spark-scan --engine local` (the summary query alone)
+        settings = ScanSettings(split_size=split)
+        return sum(r["records"] for r in scan([str(path)], settings, queries=("summary",)).summary_rows())
+
     slices = plan_slices(discover([str(path)]), split)
     out: dict[str, Any] = {}
-    for level, fn in (("batch", walk), ("record", decode), ("scan", full)):
+    for level, fn in (("batch", walk), ("record", decode), ("summary", summary), ("scan", full)):
         times = []
         rows = 0
         for _ in range(repeat):
@@ -110,13 +116,25 @@ def spark_child(master: str, path: str, split: int, levels: list[str], repeat: i
             for _ in range(repeat):
                 # A new DataFrame each time: re-running one would reuse its shuffle and skip the scan.
                 t = time.perf_counter()
+                if level == "summary":  # the spark-scan query: records counted, like the local engine's
+                    rows = sum(r["records"] for r in q.rows(q.summary(spark, [path], opts)))
+                    times.append(time.perf_counter() - t)
+                    continue
                 df = q.load(spark, [path], opts, level)
                 agg = df.groupBy("topic", "partition").agg(F.count(F.lit(1)).alias("rows"), F.sum(size).alias("b"))
                 rows = sum(r["rows"] for r in agg.collect())
                 times.append(time.perf_counter() - t)
                 tasks = df.rdd.getNumPartitions()
+            if level == "summary":
+                tasks = q.load(spark, [path], opts, "batch").rdd.getNumPartitions()
             result[level] = {"seconds": min(times), "first": times[0], "rows": rows, "tasks": tasks}
     return result
+
+
+def local_parallelism(master: str) -> int | None:
+    from kafkatool.spark.session import local_parallelism as cores
+
+    return cores(master)
 
 
 def run_master(master: str, path: Path, split: int, levels: list[str], repeat: int) -> dict[str, Any]:
@@ -135,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=1024, help="log size in MiB (default 1024)")
     ap.add_argument("--corpus", default="B", help="corpus of benchmarks/corpus.py: A, B or C (default B)")
     ap.add_argument("--masters", default="local[1],local[2]", help="comma-separated Spark masters")
-    ap.add_argument("--levels", default="batch,record", help="batch, record or both")
+    ap.add_argument("--levels", default="batch,record,summary",
+                    help="comma-separated: batch, record (a count over that level), summary (the query)")
     ap.add_argument("--split-size", default="auto", help="bytes per task (default auto)")
     ap.add_argument("--repeat", type=int, default=2, help="runs per measurement (fastest reported)")
     ap.add_argument("--no-local-engine", action="store_true", help="skip the single-process scanner")
@@ -164,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     for engine, res in results.items():
         if not isinstance(res, dict):
             continue
-        for level in [*levels, "scan"]:
+        for level in dict.fromkeys([*levels, "summary", "scan"]):
             r = res.get(level)
             if r is None:
                 continue
@@ -175,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in res:
             print(f"{engine:<16}{'startup':<8}{res['startup']:>9.2f}")
     masters = [m for m in args.masters.split(",") if m]
+    local = results.get("single-process", {}).get("summary")
+    for master in masters:
+        cores = local_parallelism(master)
+        got = results[master].get("summary")
+        if local and got and cores:
+            per_core = local["seconds"] / got["seconds"] / cores
+            print(f"{master} summary throughput per core vs --engine local: {per_core:.2f}x  (target >= 0.7x)")
     if "local[1]" in masters and "local[2]" in masters:
         for level in levels:
             one, two = results["local[1]"][level]["seconds"], results["local[2]"][level]["seconds"]

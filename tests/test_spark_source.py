@@ -83,9 +83,11 @@ def test_differential(spark, logs: Path) -> None:  # noqa: F811
     options = q.SourceOptions(min_partitions=3)
     expected = scan(paths, ScanSettings())
     assert q.rows(q.summary(spark, paths, options)) == expected.summary_rows()
-    records = q.load(spark, paths, options)
-    assert q.rows(q.top_keys(records, 40)) == expected.key_rows(40)
-    assert q.rows(q.timeline(records)) == expected.timeline_rows()
+    assert q.rows(q.top_keys(spark, paths, options, 40)) == expected.key_rows(40)
+    assert q.rows(q.top_keys(spark, paths, options, 40, "payload_bytes")) == expected.key_rows(40, "payload_bytes")
+    assert q.rows(q.timeline(spark, paths, options)) == expected.timeline_rows()
+    # segments cut across ~20 tasks: their keys, segments and minima merge across tasks
+    assert q.rows(q.summary(spark, [str(logs)], _options(SPLIT))) == scan([str(logs)]).summary_rows()
 
 
 def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811
@@ -138,6 +140,11 @@ def test_pushdown_bounds() -> None:
     from pyspark.sql.datasource import InputPartition
 
     assert list(batch.read(InputPartition(None))) == []  # what Spark reads when nothing was planned
+    # partial aggregates: only topic and partition prune (their last_offset is a result, not a bound)
+    partial = KafkaLogFilteringReader(ReadOptions(paths=("/x",), aggregate="summary"), None)  # type: ignore[arg-type]
+    pushed = [GreaterThan(("last_offset",), 9), EqualTo(("partition",), 3), EqualTo(("topic",), "a")]
+    assert list(partial.pushFilters(pushed)) == pushed
+    assert partial.filter == ScanFilter(frozenset({"a"}), frozenset({3}))
 
 
 def test_options_are_checked() -> None:
@@ -149,9 +156,10 @@ def test_options_are_checked() -> None:
                               "minPartitions": "4", "onCorrupt": "skip", "verifyCrc": "true"})
     assert (opts.paths, opts.level, opts.split_size, opts.topics) == (("/a", "/b"), "batch", 64 << 20, {"x", "y"})
     assert (opts.min_partitions, opts.on_corrupt, opts.verify_crc, opts.pushdown) == (4, "skip", True, True)
+    assert opts.aggregate is None and ReadOptions.parse({"path": "/a", "aggregate": "Keys"}).aggregate == "keys"
     for bad in ({}, {"path": "/a", "level": "rows"}, {"path": "/a", "splitSize": "big"},
                 {"path": "/a", "useIndex": "yes"}, {"path": "/a", "onCorrupt": "ignore"},
-                {"path": "/a", "minPartitions": "many"}):
+                {"path": "/a", "minPartitions": "many"}, {"path": "/a", "aggregate": "records"}):
         with pytest.raises(ScanInputError):
             ReadOptions.parse(bad)
 

@@ -248,9 +248,9 @@ def _run_spark(
             if query == "summary":
                 df = q.summary(spark, paths, opts, approx=approx)
             elif query == "keys":
-                df = q.top_keys(q.load(spark, paths, opts), top, by)
+                df = q.top_keys(spark, paths, opts, top, by)
             elif query == "timeline":
-                df = q.timeline(q.load(spark, paths, opts))
+                df = q.timeline(spark, paths, opts)
             else:
                 q.register_views(spark, paths, opts)
                 df = spark.sql(sql)

@@ -16,7 +16,7 @@ from typing import Any
 
 from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, Record, control_type_of
 from kafkatool.log.records import Batch
-from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, discover, plan_slices
+from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE, NO_FILTER, ScanFilter, Slice, discover, plan_slices
 from kafkatool.slices.reading import decode_records, read_slice, uncompressed_size
 from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, QUERIES
 
@@ -45,10 +45,22 @@ def iter_scan(
     """
     segments = discover(paths)
     for slc in plan_slices(segments, settings.split_size, settings.flt, settings.use_index):
-        for pos, b in read_slice(slc, settings.flt, settings.on_corrupt, settings.verify_crc):
-            size = uncompressed_size(b, pos, slc.log, settings.on_corrupt)
-            recs = decode_records(b, pos, slc.log, settings.on_corrupt)
+        for pos, b, size, recs in scan_slice(slc, settings):
             yield slc.topic, slc.partition, slc.log, pos, b, size, recs
+
+
+def scan_slice(
+    slc: Slice, settings: ScanSettings = ScanSettings(), measure: bool = True
+) -> Iterator[tuple[int, Batch, int | None, list[Record] | None]]:
+    """(position, batch, uncompressed size, records) of every batch of one slice.
+
+    The one read loop of both engines' aggregates (the Spark data source runs it in its tasks).
+    Without measure the uncompressed size is not computed (nothing decompressed twice) and the
+    batch's own size stands in for it: for callers that only want records.
+    """
+    for pos, b in read_slice(slc, settings.flt, settings.on_corrupt, settings.verify_crc):
+        size = uncompressed_size(b, pos, slc.log, settings.on_corrupt) if measure else b.size
+        yield pos, b, size, decode_records(b, pos, slc.log, settings.on_corrupt)
 
 
 @dataclass

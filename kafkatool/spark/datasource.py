@@ -21,6 +21,9 @@ Options (case-insensitive):
   uncompressedSize false (default) / true: level=batch fills uncompressed_size (decompresses)
   topics           comma-separated topics to read (same as a pushed-down topic filter)
   filterPushdown   true (default) / false: needs spark.sql.python.filterPushdown.enabled=true when true
+  aggregate        summary, keys or timeline: instead of records, each task's partial aggregates for that
+                   query (computed in Python by `kafkatool.ops.scan.Scan`, merged by
+                   `kafkatool.spark.queries`): no per-record row crosses into the JVM
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ from kafkatool.slices.reading import check_policy, decode_records, read_slice, u
 
 NAME = "kafka-log"
 LEVELS = ("record", "batch")
-ROWS_PER_ARROW_BATCH = 16384
+AGGREGATES = ("summary", "keys", "timeline")
+ROWS_PER_ARROW_BATCH = 65536
 BYTES_PER_ARROW_BATCH = 32 * 1024 * 1024
 
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
@@ -128,6 +132,31 @@ BATCH_SCHEMA = StructType(
     ]
 )
 
+# aggregate=summary: per task, one row per (topic, partition, segment read) -- the first of a partition's
+# rows carries its counters, the others only name a segment (segments are counted distinct when merged) --
+# and one row per (topic, partition, key) of data records (key null on the segment rows).
+PARTITION_COUNTERS = ("batches", "records", "bytes", "uncompressed_bytes", "keyed_records", "keyless_records",
+                      "tombstones", "txn_markers", "txn_aborts")
+PARTITION_MINIMA = ("min_record_offset", "min_base_offset", "min_timestamp")
+PARTITION_MAXIMA = ("last_offset", "max_timestamp")
+SUMMARY_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("partition", IntegerType()),
+     StructField("segment", StringType()), StructField("key", BinaryType())]
+    + [StructField(c, LongType()) for c in (*PARTITION_COUNTERS, *PARTITION_MINIMA, *PARTITION_MAXIMA)]
+    + [StructField(c, LongType()) for c in ("key_records", "key_payload", "latest_offset", "latest_payload")]
+)
+# aggregate=keys / timeline: one row per (topic, key) / (topic, minute) per task, summed when merged
+KEYS_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("key", BinaryType())]
+    + [StructField(c, LongType()) for c in ("records", "payload_bytes", "tombstones")]
+)
+TIMELINE_PARTIAL_SCHEMA = StructType(
+    [StructField("topic", StringType()), StructField("minute_ms", LongType())]
+    + [StructField(c, LongType()) for c in ("records", "payload_bytes")]
+)
+PARTIAL_SCHEMAS = {"summary": SUMMARY_PARTIAL_SCHEMA, "keys": KEYS_PARTIAL_SCHEMA,
+                   "timeline": TIMELINE_PARTIAL_SCHEMA}
+
 _CODEC_NAMES = {int(c): c.label for c in Codec}
 _OFFSET_COLUMNS = {"offset", "base_offset", "last_offset"}
 _TIMESTAMP_COLUMNS = {"record": "timestamp", "batch": "max_timestamp"}
@@ -157,6 +186,13 @@ class ReadOptions:
     uncompressed_size: bool = False
     topics: frozenset[str] | None = None
     pushdown: bool = True
+    aggregate: str | None = None
+
+    @property
+    def schema(self) -> StructType:
+        if self.aggregate is not None:
+            return PARTIAL_SCHEMAS[self.aggregate]
+        return BATCH_SCHEMA if self.level == "batch" else RECORD_SCHEMA
 
     @classmethod
     def parse(cls, options: Any) -> ReadOptions:
@@ -182,6 +218,9 @@ class ReadOptions:
         except SizeError as exc:
             raise ScanInputError(f"option splitSize: {exc}") from None
         topics = opts.get("topics")
+        aggregate = opts.get("aggregate")
+        if aggregate is not None and aggregate.lower() not in AGGREGATES:
+            raise ScanInputError(f"option aggregate: expected {', '.join(AGGREGATES)}, got {aggregate!r}")
         return cls(
             paths=paths,
             level=level,
@@ -193,6 +232,7 @@ class ReadOptions:
             uncompressed_size=_flag(opts, "uncompressedSize", False),
             topics=frozenset(t.strip() for t in topics.split(",") if t.strip()) if topics else None,
             pushdown=_flag(opts, "filterPushdown", True),
+            aggregate=aggregate.lower() if aggregate is not None else None,
         )
 
 
@@ -211,11 +251,11 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
-        return BATCH_SCHEMA if ReadOptions.parse(self.options).level == "batch" else RECORD_SCHEMA
+        return ReadOptions.parse(self.options).schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
         opts = ReadOptions.parse(self.options)
-        fixed = BATCH_SCHEMA if opts.level == "batch" else RECORD_SCHEMA
+        fixed = opts.schema
         if [(f.name, f.dataType) for f in schema.fields] != [(f.name, f.dataType) for f in fixed.fields]:
             raise ScanInputError(f"{NAME} has a fixed schema for level={opts.level}; read it without .schema()")
         return KafkaLogFilteringReader(opts, schema) if opts.pushdown else KafkaLogReader(opts, schema)
@@ -243,6 +283,9 @@ class KafkaLogReader(DataSourceReader):
         if not isinstance(partition, SliceGroup):
             return  # nothing planned: Spark then asks for one empty InputPartition(None)
         arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
+        if self.options.aggregate is not None:
+            yield from _partial_batches(self._aggregate(partition.slices), self.options.aggregate, arrow_schema)
+            return
         batch_level = self.options.level == "batch"
         columns = _BatchColumns(self.options) if batch_level else _RecordColumns(self.options)
         for slc in partition.slices:
@@ -255,12 +298,92 @@ class KafkaLogReader(DataSourceReader):
             yield columns.flush(arrow_schema)
 
 
+    def _aggregate(self, slices: Sequence[Slice]) -> Any:
+        """One query's accumulator over this task's slices: the single-process engine's own code."""
+        from kafkatool.ops.scan import Scan, ScanSettings, scan_slice
+
+        o = self.options
+        settings = ScanSettings(flt=self.filter, on_corrupt=o.on_corrupt, verify_crc=o.verify_crc,
+                                use_index=o.use_index)
+        acc = Scan((o.aggregate,))
+        measure = o.aggregate == "summary"  # only the summary reports uncompressed bytes
+        for slc in slices:
+            for _pos, b, size, recs in scan_slice(slc, settings, measure):
+                acc.add(slc.topic, slc.partition, slc.log, b, size, recs)
+        return acc
+
+
+def _partial_batches(acc: Any, aggregate: str, arrow_schema: Any) -> Iterator[Any]:
+    """One task's accumulator as Arrow record batches in the layout of PARTIAL_SCHEMAS[aggregate]."""
+    if aggregate == "keys":
+        rows = [(t, k, *v) for (t, k), v in acc.keys.items()]
+        yield from _row_batches(rows, arrow_schema)
+        return
+    if aggregate == "timeline":
+        yield from _row_batches([(t, m, *v) for (t, m), v in acc.timeline.items()], arrow_schema)
+        return
+    none_counters = (None,) * (len(PARTITION_COUNTERS) + len(PARTITION_MINIMA) + len(PARTITION_MAXIMA))
+    no_key = (None,) * 4
+    segment_rows = []
+    for (topic, partition), p in acc.partitions.items():
+        segments = sorted(p.segments) or [None]
+        counters = (p.batches, p.records, p.log_bytes, p.uncompressed_bytes, p.keyed, p.keyless, p.tombstones,
+                    p.txn_markers, p.txn_aborts, p.min_record_offset, p.min_base_offset, p.min_ts,
+                    p.last_offset, p.max_ts)
+        segment_rows.append((topic, partition, segments[0], None, *counters, *no_key))
+        segment_rows.extend((topic, partition, s, None, *none_counters, *no_key) for s in segments[1:])
+    yield from _row_batches(segment_rows, arrow_schema)
+    # Key rows are most of the rows: built column by column, the columns they leave empty as nulls.
+    cols: dict[str, list[Any]] = {n: [] for n in _KEY_ROW_COLUMNS}
+    for (topic, partition), p in acc.partitions.items():
+        if not p.keys:
+            continue
+        counts, payloads, latest = zip(*p.keys.values(), strict=True)
+        cols["topic"].extend([topic] * len(counts))
+        cols["partition"].extend([partition] * len(counts))
+        cols["key"].extend(p.keys)
+        cols["key_records"].extend(counts)
+        cols["key_payload"].extend(payloads)
+        cols["latest_offset"].extend(o for o, _ in latest)
+        cols["latest_payload"].extend(n for _, n in latest)
+        if len(cols["key"]) >= ROWS_PER_ARROW_BATCH:
+            yield _column_batch(cols, arrow_schema)
+            cols = {n: [] for n in _KEY_ROW_COLUMNS}
+    if cols["key"]:
+        yield _column_batch(cols, arrow_schema)
+
+
+_KEY_ROW_COLUMNS = ("topic", "partition", "key", "key_records", "key_payload", "latest_offset", "latest_payload")
+
+
+def _column_batch(cols: dict[str, list[Any]], arrow_schema: Any) -> Any:
+    import pyarrow as pa
+
+    n = len(next(iter(cols.values())))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(n, f.type) for f in arrow_schema],
+        schema=arrow_schema,
+    )
+
+
+def _row_batches(rows: list[tuple[Any, ...]], arrow_schema: Any) -> Iterator[Any]:
+    """Arrow record batches of up to ROWS_PER_ARROW_BATCH of these rows (none for no rows)."""
+    for start in range(0, len(rows), ROWS_PER_ARROW_BATCH):
+        columns = zip(*rows[start : start + ROWS_PER_ARROW_BATCH], strict=True)
+        yield _column_batch({f.name: list(c) for f, c in zip(arrow_schema, columns, strict=True)}, arrow_schema)
+
+
 class KafkaLogFilteringReader(KafkaLogReader):
     """The reader with filter pushdown (Spark only uses it when its pushdown setting is on)."""
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         level = self.options.level
         for f in filters:
+            if self.options.aggregate is not None and tuple(getattr(f, "attribute", ())) not in (
+                ("topic",), ("partition",)
+            ):
+                yield f  # a partial aggregate's other columns (last_offset...) bound no batch
+                continue
             self.filter = self.filter.merge(filter_bounds(f, level))
             yield f  # pruning is coarse (whole segments and batches): Spark keeps filtering rows
 

@@ -2,8 +2,10 @@
 
 Each query returns the same rows, with the same columns and definitions, as the single-process
 scanner in `kafkatool.ops.scan` (see `kafkatool.slices.rows`); the differential tests hold them to that.
-The summary reads twice: the batch level gives bytes and batches (empty batches included, nothing
-decoded), the record level gives everything about records.
+The three queries read the source once with its `aggregate` option: every task runs the single-process
+scanner's accumulator over its slices and hands Spark only its partial sums (per segment, key or
+minute), which Spark merges.  Handing Spark every record instead (20 columns, values and headers
+included, through Arrow into the JVM) cost several times the decoding itself.
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT
 from kafkatool.slices.planning import DEFAULT_SPLIT_SIZE
-from kafkatool.slices.rows import KEYS_ORDER, MINUTE_MS, SUMMARY_COLUMNS
-from kafkatool.spark.datasource import NAME, register
+from kafkatool.slices.rows import KEYS_COLUMNS, KEYS_ORDER, SUMMARY_COLUMNS, TIMELINE_COLUMNS
+from kafkatool.spark.datasource import NAME, PARTITION_COUNTERS, PARTITION_MAXIMA, PARTITION_MINIMA, register
 
 
 @dataclass(frozen=True)
@@ -60,46 +61,51 @@ def _sorted(df: DataFrame, *order: str | Column) -> DataFrame:
     return df.coalesce(1).sortWithinPartitions(*order)
 
 
-def _payload() -> Column:
-    return F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
-
-
-def _control_type(col: str = "key") -> Column:
-    """Type field (bytes 2-3, signed) of a control record key; null when the key is too short."""
-    k = F.col(col)
-    return F.when(
-        F.length(k) >= 4,
-        F.conv(F.hex(F.substring(k, 3, 2)), 16, 10).cast("int"),
-    )
+def _partial(spark: SparkSession, paths: Sequence[str], options: SourceOptions, query: str) -> DataFrame:
+    """Each task's partial aggregates for `query` (the data source's aggregate option)."""
+    return load(spark, paths, options, aggregate=query)
 
 
 def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions(),
             approx: bool = False) -> DataFrame:
     """One row per topic-partition (columns `kafkatool.slices.rows.SUMMARY_COLUMNS`).
 
-    With approx, distinct keys come from HyperLogLog (approx_count_distinct) and the reclaim
-    estimate is records minus that (no bytes): no shuffle by key, for very large logs.
+    One scan: each task sums its slices in Python (the single-process engine's accumulator) into one
+    row per segment and one per distinct key of its data records; Spark merges those by key, then
+    by partition.  With approx, distinct keys come from HyperLogLog over the per-task keys and the
+    reclaim estimate is keyed records minus that (no bytes): no shuffle by key, for very large logs.
     """
     tp = ["topic", "partition"]
-    batches = load(spark, paths, options, "batch", uncompressedSize="true").groupBy(*tp).agg(
-        F.countDistinct("segment").alias("segments"),
-        F.count(F.lit(1)).alias("batches"),
-        F.sum(F.col("size").cast("long")).alias("bytes"),
-        F.sum("uncompressed_size").alias("uncompressed_bytes"),
-        F.min("base_offset").alias("min_base_offset"),
-        F.max("last_offset").alias("last_offset"),
-    )
-    records = load(spark, paths, options, "record").withColumn("payload", _payload())
-    per_record = _per_record_approx(records) if approx else _per_record_exact(records)
-    joined = batches.join(per_record, tp, "full_outer")
+    parts = _partial(spark, paths, options, "summary")
+    if approx:
+        merged = parts.groupBy(*tp).agg(
+            F.size(F.collect_set("segment")).alias("segments"),
+            *_partition_measures(),
+            F.approx_count_distinct("key").alias("distinct_keys"),
+        )
+        merged = merged.withColumn(
+            "reclaimable_records", F.greatest(F.col("keyed_records") - F.col("distinct_keys"), F.lit(0))
+        ).withColumn("reclaimable_bytes", F.lit(None).cast("long"))
+    else:
+        # grouping by segment too keeps each segment once; key rows have no segment, segment rows no key
+        per_key = parts.groupBy(*tp, "segment", "key").agg(
+            *_partition_measures(),
+            F.sum("key_records").alias("key_records"),
+            F.sum("key_payload").alias("key_payload"),
+            F.max(_latest()).alias("latest"),
+        )
+        merged = per_key.groupBy(*tp).agg(
+            F.count("segment").alias("segments"),
+            *_partition_measures(),
+            F.count("key").alias("distinct_keys"),
+            F.sum(F.col("key_records") - 1).alias("reclaimable_records"),
+            F.sum(F.col("key_payload") - (F.col("latest") % _PAYLOAD_SPAN).cast("long")).alias("reclaimable_bytes"),
+        )
     zero = F.lit(0).cast("long")
-    counts = ("segments", "batches", "records", "bytes", "uncompressed_bytes", "keyed_records", "keyless_records",
-              "distinct_keys", "tombstones", "txn_markers", "txn_aborts", "reclaimable_records")
-    out = joined
-    for c in counts:
+    out = merged
+    for c in ("segments", *PARTITION_COUNTERS, "distinct_keys", "reclaimable_records",
+              *(() if approx else ("reclaimable_bytes",))):
         out = out.withColumn(c, F.coalesce(F.col(c).cast("long"), zero))
-    if not approx:
-        out = out.withColumn("reclaimable_bytes", F.coalesce(F.col("reclaimable_bytes").cast("long"), zero))
     out = out.withColumn(
         "compression_ratio",
         F.when(F.col("bytes") > 0, F.col("uncompressed_bytes").cast("double") / F.col("bytes").cast("double")),
@@ -107,88 +113,42 @@ def summary(spark: SparkSession, paths: Sequence[str], options: SourceOptions = 
     return _sorted(out.select(*SUMMARY_COLUMNS), *tp)
 
 
-def _record_measures(control: Column, keyed: Column) -> list[Column]:
-    """Aggregates shared by both summary variants, over rows holding the columns of the records view."""
-    data = ~control
-    ctype = _control_type()
-    stamp = F.when(F.col("timestamp") >= 0, F.col("timestamp"))
+_PAYLOAD_SPAN = 1 << 32  # above any record's payload bytes (a batch is at most 2 GiB)
+
+
+def _latest() -> Column:
+    """(offset, payload) of a key's latest record as one number ordered like the pair, so the merge by
+    key stays a hash aggregation (a max over a struct makes Spark sort every key instead)."""
+    return F.col("latest_offset").cast("decimal(38,0)") * F.lit(_PAYLOAD_SPAN) + F.col("latest_payload")
+
+
+def _partition_measures() -> list[Column]:
+    """Counters summed, minima and maxima merged: the same at every merge step."""
     return [
-        F.count(F.lit(1)).alias("records"),
-        F.min("offset").alias("min_record_offset"),
-        F.min(stamp).alias("min_timestamp"),
-        F.max(stamp).alias("max_timestamp"),
-        F.count(F.when(keyed, 1)).alias("keyed_records"),
-        F.count(F.when(data & F.col("key").isNull(), 1)).alias("keyless_records"),
-        F.count(F.when(data & F.col("value").isNull(), 1)).alias("tombstones"),
-        F.count(F.when(control & ctype.isin(CONTROL_ABORT, CONTROL_COMMIT), 1)).alias("txn_markers"),
-        F.count(F.when(control & (ctype == CONTROL_ABORT), 1)).alias("txn_aborts"),
+        *[F.sum(c).alias(c) for c in PARTITION_COUNTERS],
+        *[F.min(c).alias(c) for c in PARTITION_MINIMA],
+        *[F.max(c).alias(c) for c in PARTITION_MAXIMA],
     ]
 
 
-def _per_record_approx(records: DataFrame) -> DataFrame:
-    keyed = ~F.col("is_control") & F.col("key").isNotNull()
-    out = records.groupBy("topic", "partition").agg(
-        *_record_measures(F.col("is_control"), keyed),
-        F.approx_count_distinct(F.when(keyed, F.col("key"))).alias("distinct_keys"),
-    )
-    return out.withColumn(
-        "reclaimable_records", F.greatest(F.col("keyed_records") - F.col("distinct_keys"), F.lit(0))
-    ).withColumn("reclaimable_bytes", F.lit(None).cast("long"))
-
-
-def _per_record_exact(records: DataFrame) -> DataFrame:
-    """Record aggregates with exact distinct keys and reclaim, from one scan.
-
-    Records are first grouped by (topic, partition, is_control, key): partial aggregation keeps the
-    shuffle to one row per key and task.  Keyless data records form one group per partition.
-    """
-    tp = ["topic", "partition"]
-    keyed = ~F.col("is_control") & F.col("key").isNotNull()  # a row, then a group, of keyed data records
-    per_key = records.groupBy(*tp, "is_control", "key").agg(
-        *_record_measures(F.col("is_control"), keyed),
-        F.sum("payload").alias("payload"),
-        F.max(F.struct("offset", "payload")).alias("latest"),
-    )
-    return per_key.groupBy(*tp).agg(
-        F.sum("records").alias("records"),
-        F.min("min_record_offset").alias("min_record_offset"),
-        F.min("min_timestamp").alias("min_timestamp"),
-        F.max("max_timestamp").alias("max_timestamp"),
-        *[F.sum(c).alias(c) for c in ("keyed_records", "keyless_records", "tombstones", "txn_markers", "txn_aborts")],
-        F.count(F.when(keyed, 1)).alias("distinct_keys"),
-        F.sum(F.when(keyed, F.col("records") - 1)).alias("reclaimable_records"),
-        F.sum(F.when(keyed, F.col("payload") - F.col("latest.payload"))).alias("reclaimable_bytes"),
-    )
-
-
-def top_keys(records: DataFrame, top: int = 20, by: str = "records") -> DataFrame:
+def top_keys(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions(), top: int = 20,
+             by: str = "records") -> DataFrame:
     """Top keys of data records by count (or payload bytes), per topic, ties by topic then key."""
     if by not in KEYS_ORDER:
         raise ValueError(f"by must be one of {', '.join(KEYS_ORDER)}, got {by!r}")
     other = "payload_bytes" if by == "records" else "records"
-    agg = (
-        records.where(~F.col("is_control") & F.col("key").isNotNull())
-        .withColumn("payload", _payload())
-        .groupBy("topic", "key")
-        .agg(
-            F.count(F.lit(1)).alias("records"),
-            F.sum("payload").cast("long").alias("payload_bytes"),
-            F.count(F.when(F.col("value").isNull(), 1)).alias("tombstones"),
-        )
+    agg = _partial(spark, paths, options, "keys").groupBy("topic", "key").agg(
+        *[F.sum(c).cast("long").alias(c) for c in ("records", "payload_bytes", "tombstones")]
     )
-    return agg.orderBy(F.desc(by), F.desc(other), F.asc("topic"), F.asc("key")).limit(top)
+    return agg.orderBy(F.desc(by), F.desc(other), F.asc("topic"), F.asc("key")).limit(top).select(*KEYS_COLUMNS)
 
 
-def timeline(records: DataFrame) -> DataFrame:
+def timeline(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions()) -> DataFrame:
     """Data records and payload bytes per topic and minute (null minute: records without a timestamp)."""
-    minute = F.when(F.col("timestamp") >= 0, F.col("timestamp") - F.col("timestamp") % MINUTE_MS)
-    out = (
-        records.where(~F.col("is_control"))
-        .withColumn("payload", _payload())
-        .groupBy("topic", minute.alias("minute_ms"))
-        .agg(F.count(F.lit(1)).alias("records"), F.sum("payload").cast("long").alias("payload_bytes"))
+    out = _partial(spark, paths, options, "timeline").groupBy("topic", "minute_ms").agg(
+        *[F.sum(c).cast("long").alias(c) for c in ("records", "payload_bytes")]
     )
-    return _sorted(out, F.asc("topic"), F.asc_nulls_first("minute_ms"))
+    return _sorted(out.select(*TIMELINE_COLUMNS), F.asc("topic"), F.asc_nulls_first("minute_ms"))
 
 
 def register_views(spark: SparkSession, paths: Sequence[str], options: SourceOptions = SourceOptions()) -> None:
