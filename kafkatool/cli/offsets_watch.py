@@ -154,6 +154,7 @@ def _sample(source: str, bootstrap: str | None, zookeeper: str | None, command_c
     samples = ls.SampleWindows()
     with _translate():
         if source == "zookeeper":
+            assert zookeeper is not None
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap, command_config, timeout, deadline, zk) as bo:
                 names = zk.list_groups() if all_groups else groups
                 kg = KafkaGroups(bo)

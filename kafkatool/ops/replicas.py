@@ -292,10 +292,14 @@ def compare_replicas(
     if len(named_paths) < 2:
         raise ReplicaInputError("give at least two replicas of the partition")
     parsed = {parse_partition_dir(p.name) for _, p in named_paths}
+    known = {tp for tp in parsed if tp is not None}
     if len(parsed) > 1 and None not in parsed:
-        names = ", ".join(sorted(f"{t}-{n}" for t, n in parsed if t is not None))  # type: ignore[misc]
+        names = ", ".join(sorted(f"{t}-{n}" for t, n in known))
         raise ReplicaInputError(f"the dirs hold different partitions ({names})")
-    topic, partition = next(iter(parsed)) if len(parsed) == 1 and None not in parsed else (None, None)
+    topic: str | None = None
+    partition: int | None = None
+    if len(parsed) == 1 and known:
+        topic, partition = next(iter(known))
     try:
         replicas = [open_replica(n, p) for n, p in named_paths]
     except (LogFormatError, CorruptRecordError) as exc:

@@ -305,6 +305,7 @@ class KafkaLogReader(DataSourceReader):
         o = self.options
         settings = ScanSettings(flt=self.filter, on_corrupt=o.on_corrupt, verify_crc=o.verify_crc,
                                 use_index=o.use_index)
+        assert o.aggregate is not None  # only aggregate reads get here
         acc = Scan((o.aggregate,))
         measure = o.aggregate == "summary"  # only the summary reports uncompressed bytes
         for slc in slices:

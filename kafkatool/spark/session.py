@@ -340,11 +340,11 @@ def _launch_gateway(conf: Any, log_file: Any, guard: JvmGuard) -> Any:
     kwargs = {"stdout": log_file, "stderr": log_file} if log_file is not None else {}
     with _LAUNCH_LOCK:
         plain = java_gateway.Popen
-        java_gateway.Popen = guard.popen_class()  # type: ignore[attr-defined]
+        java_gateway.Popen = guard.popen_class()  # type: ignore[misc,assignment]
         try:
             return java_gateway.launch_gateway(conf, popen_kwargs=kwargs)
         finally:
-            java_gateway.Popen = plain  # type: ignore[attr-defined]
+            java_gateway.Popen = plain  # type: ignore[misc]
 
 
 def _wait_for_executors(spark: Any, master: str, timeout: float, log_path: str | None) -> None:
