@@ -24,6 +24,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from tests.support.wire import uvar
+
 DATA = Path(__file__).resolve().parent / "data"
 _REPO = Path(__file__).resolve().parents[2]
 SHARED_BROKERS = Path(os.environ.get("KAFKATOOL_SHARED", _REPO.parent / "shared")).resolve() / "fixtures" / "brokers"
@@ -108,15 +110,6 @@ def default(f: dict[str, Any], version: int) -> Any:
 
 # -- encoding ------------------------------------------------------------------------------------------
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _get(obj: Any, name: str, f: dict[str, Any], version: int) -> Any:
     if isinstance(obj, dict):
         return obj[name] if name in obj else default(f, version)
@@ -139,7 +132,7 @@ def _encode_value(f: dict[str, Any], value: Any, version: int, flex: bool, path:
             return b"\x00" if flex else (b"\xff\xff" if t == "string" else b"\xff\xff\xff\xff")
         raw = value.encode() if t == "string" else bytes(value)
         if flex:
-            return _uvarint(len(raw) + 1) + raw
+            return uvar(len(raw) + 1) + raw
         return struct.pack(">h" if t == "string" else ">i", len(raw)) + raw
     if t == "struct":
         if nullable:  # a nullable struct: -1 null, 1 present
@@ -149,7 +142,7 @@ def _encode_value(f: dict[str, Any], value: Any, version: int, flex: bool, path:
         if value is None:
             return b"\x00" if flex else b"\xff\xff\xff\xff"
         items = list(value)
-        head = _uvarint(len(items) + 1) if flex else struct.pack(">i", len(items))
+        head = uvar(len(items) + 1) if flex else struct.pack(">i", len(items))
         if t == "[]struct":
             return head + b"".join(encode_fields(f["f"], it, version, flex, f"{path}[]") for it in items)
         elem = {"t": t[2:], "v": "0+"}
@@ -171,9 +164,9 @@ def encode_fields(fields: list[dict[str, Any]], obj: Any, version: int, flex: bo
             continue
         out += _encode_value(f, value, version, flex, f"{path}.{f['n']}")
     if flex:
-        out += _uvarint(len(tagged))
+        out += uvar(len(tagged))
         for tag, data in sorted(tagged):
-            out += _uvarint(tag) + _uvarint(len(data)) + data
+            out += uvar(tag) + uvar(len(data)) + data
     return bytes(out)
 
 
