@@ -13,6 +13,10 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
+ *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value)
+ *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
+ *                          plain offset-commit batches, and the common key/value versions; anything
+ *                          else is left to the Python decoders (None, or the run stops before it).
  *
  * Rules kept throughout: every read of the input is checked against its end; positions are kept in
  * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
@@ -1072,6 +1076,352 @@ done:
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Offline __consumer_offsets replay (kafkatool.ops.offsets_log)
+ *
+ * Like walk_v2_run, these never raise for bad data: anything they do not read exactly as the Python
+ * decoders would (other versions, non-ASCII text, null fields, tagged fields, short input) returns
+ * None or stops the run, and the Python path decodes it with its own results and errors.
+ * ------------------------------------------------------------------------------------------- */
+
+/* an int16-length string of ASCII bytes at *pos (ASCII decodes alike in java_utf8), else NULL with no error */
+static PyObject *ascii_string(const unsigned char *d, Py_ssize_t n, Py_ssize_t *pos, Py_ssize_t len)
+{
+    if (len < 0 || len > 0x7FFF || len > n - *pos || !is_ascii((const char *)d + *pos, len))
+        return NULL;
+    PyObject *s = PyUnicode_DecodeASCII((const char *)d + *pos, len, NULL);
+    *pos += len;
+    return s;
+}
+
+/* decode_offsets_key for versions 0 and 1 with ASCII names: (group, topic, partition), else NULL */
+static PyObject *commit_key(const unsigned char *d, Py_ssize_t n)
+{
+    Py_ssize_t pos = 4;
+    if (n < 4)
+        return NULL;
+    int16_t version = be16(d);
+    if (version != 0 && version != 1)
+        return NULL;
+    PyObject *group = ascii_string(d, n, &pos, be16(d + 2));
+    if (group == NULL)
+        return NULL;
+    PyObject *topic = NULL;
+    if (pos + 2 <= n) {
+        Py_ssize_t len = be16(d + pos);
+        pos += 2;
+        topic = ascii_string(d, n, &pos, len);
+    }
+    if (topic == NULL || pos + 4 > n) {
+        Py_DECREF(group);
+        Py_XDECREF(topic);
+        return NULL;
+    }
+    PyObject *part = PyLong_FromLong(be32(d + pos));
+    if (part == NULL) {
+        Py_DECREF(group);
+        Py_DECREF(topic);
+        return NULL;
+    }
+    PyObject *t = PyTuple_Pack(3, group, topic, part);
+    Py_DECREF(group);
+    Py_DECREF(topic);
+    Py_DECREF(part);
+    return t;
+}
+
+/* offset_commit_key(key) -> (group, topic, partition) or None: the Python test's entry point */
+static PyObject *py_offset_commit_key(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *t = commit_key(b.buf, b.len);
+    PyBuffer_Release(&b);
+    if (t == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return t;
+}
+
+/* decode_offset_commit_value, versions 0-4:
+ * (offset, metadata, commit timestamp, expire timestamp, leader epoch) or None */
+static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = b.buf;
+    Py_ssize_t n = b.len, pos = 2;
+    long long offset, commit_ts, expire_ts = -1;
+    long epoch = -1;
+    PyObject *meta = NULL, *out = NULL;
+    if (n < 2)
+        goto done;
+    int16_t version = be16(d);
+    if (version < 0 || version > 4 || n - pos < 8)
+        goto done;
+    offset = be64(d + pos);
+    pos += 8;
+    if (version >= 3) {
+        if (n - pos < 4)
+            goto done;
+        epoch = be32(d + pos);
+        pos += 4;
+    }
+    Py_ssize_t len;
+    if (version == 4) { /* compact string: unsigned varint of length + 1 (one or two bytes here) */
+        if (n - pos < 1)
+            goto done;
+        unsigned v = d[pos++];
+        if (v & 0x80) {
+            if (n - pos < 1 || d[pos] & 0x80)
+                goto done;
+            v = (v & 0x7F) | ((unsigned)d[pos++] << 7);
+        }
+        if (v == 0)
+            goto done; /* null: the Python reader says why */
+        len = (Py_ssize_t)v - 1;
+    } else {
+        if (n - pos < 2)
+            goto done;
+        len = be16(d + pos);
+        pos += 2;
+    }
+    meta = ascii_string(d, n, &pos, len);
+    if (meta == NULL || n - pos < 8)
+        goto done;
+    commit_ts = be64(d + pos);
+    pos += 8;
+    if (version == 1) {
+        if (n - pos < 8)
+            goto done;
+        expire_ts = be64(d + pos);
+        pos += 8;
+    }
+    if (version == 4 && (n - pos < 1 || d[pos] != 0))
+        goto done; /* tagged fields present (or missing): the Python reader */
+    out = Py_BuildValue("(LOLLl)", offset, meta, commit_ts, expire_ts, epoch);
+done:
+    Py_XDECREF(meta);
+    PyBuffer_Release(&b);
+    if (out == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return out;
+}
+
+/* a varint of a v2 record that fits in 32 bits signed (else -1: the Python decoder reads it) */
+static inline int rvarint(const unsigned char *d, Py_ssize_t n, Py_ssize_t *pos, int64_t *out)
+{
+    uint64_t raw = 0;
+    for (int shift = 0; shift <= 28; shift += 7) {
+        if (*pos >= n)
+            return -1;
+        unsigned b = d[(*pos)++];
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            if (raw > 0xFFFFFFFFu)
+                return -1;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+typedef struct {
+    Py_ssize_t key, klen, value, vlen; /* positions in the buffer; klen/vlen -1 for null */
+    int64_t offset;
+    PyObject *k; /* borrowed from the key cache */
+} replay_rec;
+
+/* The records of the plain v2 batch at d[0:n], or -1 where the Python decoder must read them. */
+static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int64_t count, int64_t base,
+                                       replay_rec *out)
+{
+    Py_ssize_t pos = 61;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t length, v;
+        if (rvarint(d, n, &pos, &length) < 0 || length < 0 || length > n - pos)
+            return -1;
+        Py_ssize_t end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes */
+        if (rvarint(d, end, &pos, &v) < 0) /* timestamp delta */
+            return -1;
+        if (rvarint(d, end, &pos, &v) < 0)
+            return -1;
+        out[i].offset = base + v;
+        if (rvarint(d, end, &pos, &v) < 0 || v < -1 || v > end - pos)
+            return -1;
+        out[i].key = pos;
+        out[i].klen = (Py_ssize_t)v;
+        if (v > 0)
+            pos += (Py_ssize_t)v;
+        if (rvarint(d, end, &pos, &v) < 0 || v < -1 || v > end - pos)
+            return -1;
+        out[i].value = pos;
+        out[i].vlen = (Py_ssize_t)v;
+        if (v > 0)
+            pos += (Py_ssize_t)v;
+        if (pos != end - 1 || d[pos] != 0) /* headers: none */
+            return -1;
+        pos = end;
+    }
+    return pos == n ? 0 : -1;
+}
+
+/* offsets_replay_run(buf, pos, end, start, keys, loaded, wanted, skip) -> (pos, records)
+ *
+ * _PartitionReplay.batch over a run of plain v2 batches (no codec, not transactional, not control)
+ * whose keys are offset commit keys (cached in `keys`, or versions 0/1 with ASCII names, cached here
+ * the way _PartitionReplay._key caches them) or passed over (`skip`), with no tombstones: sets
+ * loaded[(group, topic, partition)] = (value, offset, base offset, producer id).  Batches that end
+ * before `start` (the log start offset) are passed over.  It stops before the first other batch,
+ * having changed nothing for it, and returns its position and the records replayed. */
+static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t pos, end;
+    long long start;
+    PyObject *keys, *loaded, *wanted, *skip;
+    if (!PyArg_ParseTuple(args, "y*nnLO!O!OO", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type, &loaded,
+                          &wanted, &skip))
+        return NULL;
+    if (wanted != Py_None && !PyAnySet_Check(wanted)) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_TypeError, "wanted must be a set or None");
+        return NULL;
+    }
+    if (pos < 0 || end > b.len)
+        end = pos; /* nothing to do: the Python walk */
+    const unsigned char *buf = b.buf;
+    replay_rec *recs = NULL;
+    Py_ssize_t cap = 0;
+    long long nrec = 0;
+    int failed = 0;
+    while (pos >= 0 && end - pos > 17) {
+        const unsigned char *d = buf + pos;
+        int32_t size = be32(d + 8);
+        if (size < 61 - 12 || size > end - pos - 12 || d[16] != 2)
+            break;
+        Py_ssize_t total = (Py_ssize_t)size + 12;
+        int64_t base = be64(d);
+        int32_t last_delta = be32(d + 23);
+        if ((i128)base + last_delta + 1 <= start) {
+            pos += total;
+            continue;
+        }
+        int16_t attrs = be16(d + 21);
+        int32_t count = be32(d + 57);
+        if ((attrs & 0x37) || count <= 0 || count > (total - 61) / 7 || base > INT64_MAX / 2 || base < INT64_MIN / 2)
+            break;
+        if (count > cap) {
+            replay_rec *grown = PyMem_Realloc(recs, sizeof(replay_rec) * (size_t)count);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                failed = 1;
+                break;
+            }
+            recs = grown;
+            cap = count;
+        }
+        if (parse_replay_records(d, total, count, base, recs) < 0)
+            break;
+        /* every key known and replayable before anything changes */
+        int ok = 1;
+        for (int32_t i = 0; i < count && ok; i++) {
+            replay_rec *r = &recs[i];
+            r->k = NULL;
+            if (r->offset < start)
+                continue;
+            if (r->klen < 0) {
+                ok = 0;
+                break;
+            }
+            PyObject *kb = PyBytes_FromStringAndSize((const char *)d + r->key, r->klen);
+            if (kb == NULL) {
+                failed = 1;
+                break;
+            }
+            PyObject *k = PyDict_GetItemWithError(keys, kb);
+            if (k == NULL && !PyErr_Occurred()) {
+                PyObject *t = commit_key(d + r->key, r->klen);
+                if (t != NULL) {
+                    int want = 1;
+                    if (wanted != Py_None)
+                        want = PySet_Contains(wanted, PyTuple_GET_ITEM(t, 0));
+                    if (want < 0 || PyDict_SetItem(keys, kb, want ? t : skip) < 0)
+                        failed = 1;
+                    else
+                        k = PyDict_GetItemWithError(keys, kb);
+                    Py_DECREF(t);
+                } else if (PyErr_Occurred()) {
+                    failed = 1;
+                }
+            } else if (k == NULL) {
+                failed = 1;
+            }
+            Py_DECREF(kb);
+            if (failed)
+                break;
+            if (k == NULL || (k != skip && (!PyTuple_CheckExact(k) || r->vlen < 0)))
+                ok = 0;
+            r->k = k;
+        }
+        if (failed || !ok)
+            break;
+        PyObject *pybase = PyLong_FromLongLong(base), *pid = PyLong_FromLongLong(be64(d + 43));
+        if (pybase == NULL || pid == NULL) {
+            Py_XDECREF(pybase);
+            Py_XDECREF(pid);
+            failed = 1;
+            break;
+        }
+        for (int32_t i = 0; i < count; i++) {
+            replay_rec *r = &recs[i];
+            if (r->offset < start)
+                continue;
+            nrec++;
+            if (r->k == skip)
+                continue;
+            PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
+            PyObject *off = value != NULL ? PyLong_FromLongLong(r->offset) : NULL;
+            if (off == NULL) {
+                Py_XDECREF(value);
+                failed = 1;
+                break;
+            }
+            PyObject *old = PyDict_GetItemWithError(loaded, r->k);
+            if (old != NULL && PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) == 4 && Py_REFCNT(old) == 1) {
+                /* the dict holds the only reference to the superseded (value, offset, base, pid): reuse it */
+                Py_SETREF(PyTuple_GET_ITEM(old, 0), value);
+                Py_SETREF(PyTuple_GET_ITEM(old, 1), off);
+                Py_SETREF(PyTuple_GET_ITEM(old, 2), Py_NewRef(pybase));
+                Py_SETREF(PyTuple_GET_ITEM(old, 3), Py_NewRef(pid));
+                continue;
+            }
+            PyObject *raw = old == NULL && PyErr_Occurred() ? NULL : PyTuple_Pack(4, value, off, pybase, pid);
+            Py_DECREF(value);
+            Py_DECREF(off);
+            if (raw == NULL || PyDict_SetItem(loaded, r->k, raw) < 0) {
+                Py_XDECREF(raw);
+                failed = 1;
+                break;
+            }
+            Py_DECREF(raw);
+        }
+        Py_DECREF(pybase);
+        Py_DECREF(pid);
+        if (failed)
+            break;
+        pos += total;
+    }
+    PyMem_Free(recs);
+    PyBuffer_Release(&b);
+    if (failed)
+        return NULL;
+    return Py_BuildValue("(nL)", pos, nrec);
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1082,6 +1432,9 @@ static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "init(Record, CorruptRecordError, java_utf8)."},
     {"decode_v2_records", py_decode_v2_records, METH_VARARGS, "default_records.decode_v2_records, compiled."},
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
+    {"offset_commit_key", py_offset_commit_key, METH_O, "An offset commit key v0/v1 as (group, topic, partition)."},
+    {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
+    {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},
 };
 
