@@ -1094,18 +1094,19 @@ static PyObject *ascii_string(const unsigned char *d, Py_ssize_t n, Py_ssize_t *
     return s;
 }
 
-/* decode_offsets_key for versions 0 and 1 with ASCII names: (group, topic, partition), else NULL */
+/* decode_offsets_key with ASCII names as the replay keeps it: versions 0 and 1 (offset commit) as
+ * (group, topic, partition), version 2 (group metadata) as the group; else NULL */
 static PyObject *commit_key(const unsigned char *d, Py_ssize_t n)
 {
     Py_ssize_t pos = 4;
     if (n < 4)
         return NULL;
     int16_t version = be16(d);
-    if (version != 0 && version != 1)
+    if (version < 0 || version > 2)
         return NULL;
     PyObject *group = ascii_string(d, n, &pos, be16(d + 2));
-    if (group == NULL)
-        return NULL;
+    if (group == NULL || version == 2)
+        return group;
     PyObject *topic = NULL;
     if (pos + 2 <= n) {
         Py_ssize_t len = be16(d + pos);
@@ -1130,7 +1131,7 @@ static PyObject *commit_key(const unsigned char *d, Py_ssize_t n)
     return t;
 }
 
-/* offset_commit_key(key) -> (group, topic, partition) or None: the Python test's entry point */
+/* offset_commit_key(key) -> (group, topic, partition), group, or None: the tests' entry point */
 static PyObject *py_offset_commit_key(PyObject *self, PyObject *arg)
 {
     Py_buffer b;
@@ -1269,12 +1270,14 @@ static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int
     return pos == n ? 0 : -1;
 }
 
-/* offsets_replay_run(buf, pos, end, start, keys, loaded, wanted, skip) -> (pos, records)
+/* offsets_replay_run(buf, pos, end, start, keys, loaded, groups, removed, wanted, skip) -> (pos, records)
  *
  * _PartitionReplay.batch over a run of plain v2 batches (no codec, not transactional, not control)
- * whose keys are offset commit keys (cached in `keys`, or versions 0/1 with ASCII names, cached here
- * the way _PartitionReplay._key caches them) or passed over (`skip`), with no tombstones: sets
- * loaded[(group, topic, partition)] = (value, offset, base offset, producer id).  Batches that end
+ * whose keys are offset commit or group metadata keys (cached in `keys`, or versions 0-2 with ASCII
+ * names, cached here the way _PartitionReplay._key caches them) or passed over (`skip`), with no
+ * offset commit tombstones: sets loaded[(group, topic, partition)] = (value, offset, base offset,
+ * producer id), and groups[group] = value (discarding it from `removed`) or, for a group tombstone,
+ * deletes it and adds it to `removed`.  Batches that end
  * before `start` (the log start offset) are passed over.  It stops before the first other batch,
  * having changed nothing for it, and returns its position and the records replayed. */
 static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
@@ -1282,9 +1285,9 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
     Py_buffer b;
     Py_ssize_t pos, end;
     long long start;
-    PyObject *keys, *loaded, *wanted, *skip;
-    if (!PyArg_ParseTuple(args, "y*nnLO!O!OO", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type, &loaded,
-                          &wanted, &skip))
+    PyObject *keys, *loaded, *groups, *removed, *wanted, *skip;
+    if (!PyArg_ParseTuple(args, "y*nnLO!O!O!O!OO", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type, &loaded,
+                          &PyDict_Type, &groups, &PySet_Type, &removed, &wanted, &skip))
         return NULL;
     if (wanted != Py_None && !PyAnySet_Check(wanted)) {
         PyBuffer_Release(&b);
@@ -1348,7 +1351,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
                 if (t != NULL) {
                     int want = 1;
                     if (wanted != Py_None)
-                        want = PySet_Contains(wanted, PyTuple_GET_ITEM(t, 0));
+                        want = PySet_Contains(wanted, PyTuple_CheckExact(t) ? PyTuple_GET_ITEM(t, 0) : t);
                     if (want < 0 || PyDict_SetItem(keys, kb, want ? t : skip) < 0)
                         failed = 1;
                     else
@@ -1363,7 +1366,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
             Py_DECREF(kb);
             if (failed)
                 break;
-            if (k == NULL || (k != skip && (!PyTuple_CheckExact(k) || r->vlen < 0)))
+            if (k == NULL || (k != skip && !PyUnicode_CheckExact(k) && (!PyTuple_CheckExact(k) || r->vlen < 0)))
                 ok = 0;
             r->k = k;
         }
@@ -1383,6 +1386,22 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
             nrec++;
             if (r->k == skip)
                 continue;
+            if (PyUnicode_CheckExact(r->k)) { /* group metadata: kept as bytes, a tombstone deletes the group */
+                int err;
+                if (r->vlen < 0) {
+                    int has = PyDict_Contains(groups, r->k);
+                    err = has < 0 || (has && PyDict_DelItem(groups, r->k) < 0) || PySet_Add(removed, r->k) < 0;
+                } else {
+                    PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
+                    err = value == NULL || PySet_Discard(removed, r->k) < 0 || PyDict_SetItem(groups, r->k, value) < 0;
+                    Py_XDECREF(value);
+                }
+                if (err) {
+                    failed = 1;
+                    break;
+                }
+                continue;
+            }
             PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
             PyObject *off = value != NULL ? PyLong_FromLongLong(r->offset) : NULL;
             if (off == NULL) {
@@ -1432,7 +1451,7 @@ static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "init(Record, CorruptRecordError, java_utf8)."},
     {"decode_v2_records", py_decode_v2_records, METH_VARARGS, "default_records.decode_v2_records, compiled."},
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
-    {"offset_commit_key", py_offset_commit_key, METH_O, "An offset commit key v0/v1 as (group, topic, partition)."},
+    {"offset_commit_key", py_offset_commit_key, METH_O, "A key v0/v1 as (group, topic, partition), v2 as the group."},
     {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},

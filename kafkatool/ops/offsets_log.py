@@ -322,7 +322,7 @@ def replay_partition_dir(
     wanted_set = None if groups is None else set(groups)
     wanted: Callable[[str], bool] = (lambda g: True) if wanted_set is None else wanted_set.__contains__
     rp = _PartitionReplay(parsed[1], wanted, on_event)
-    # the compiled run replays plain offset-commit batches and stops before any other, which the
+    # the compiled run replays plain offset-commit/group batches and stops before any other, which the
     # Python loop below replays; the history (on_event) decodes every record, so it is Python's
     fast = speedups.offsets_replay_run if speedups is not None and on_event is None else None
     for seg in list_segments(partition_dir):
@@ -332,7 +332,8 @@ def replay_partition_dir(
             pos = 0
             while True:
                 if fast is not None:
-                    pos, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, wanted_set, _SKIP)
+                    pos, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
+                                  wanted_set, _SKIP)
                     rp.records += n
                 scan = BatchScan(buf, pos, end)
                 batch = next(iter(scan), None)
