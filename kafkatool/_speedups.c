@@ -1270,14 +1270,118 @@ static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int
     return pos == n ? 0 : -1;
 }
 
+/* The latest commit per key within one run, in first-write order: loaded[k] is set once per key when
+ * the run ends, so a key written a thousand times costs no Python object until then. */
+typedef struct {
+    PyObject *k; /* borrowed from the key cache, which only grows during a run */
+    const unsigned char *value;
+    Py_ssize_t vlen;
+    int64_t offset, base, pid;
+} latest_entry;
+
+typedef struct {
+    latest_entry *ent;
+    Py_ssize_t n, cap;
+    int32_t *index; /* open addressing over ent, -1 empty; size a power of two >= 2 * cap */
+    Py_ssize_t mask;
+} latest_table;
+
+static inline Py_ssize_t latest_slot(const latest_table *t, PyObject *k)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)k >> 4) * 0x9E3779B97F4A7C15ull;
+    Py_ssize_t i = (Py_ssize_t)(h >> 20) & t->mask;
+    while (t->index[i] >= 0 && t->ent[t->index[i]].k != k)
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+static int latest_grow(latest_table *t)
+{
+    Py_ssize_t cap = t->cap ? t->cap * 2 : 1024;
+    if (cap > INT32_MAX / 4) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    latest_entry *ent = PyMem_Realloc(t->ent, sizeof(latest_entry) * (size_t)cap);
+    if (ent == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->ent = ent;
+    int32_t *index = PyMem_Malloc(sizeof(int32_t) * (size_t)cap * 2);
+    if (index == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(t->index);
+    t->index = index;
+    t->cap = cap;
+    t->mask = cap * 2 - 1;
+    memset(index, 0xFF, sizeof(int32_t) * (size_t)cap * 2);
+    for (Py_ssize_t e = 0; e < t->n; e++)
+        index[latest_slot(t, t->ent[e].k)] = (int32_t)e;
+    return 0;
+}
+
+static int latest_put(latest_table *t, PyObject *k, const unsigned char *value, Py_ssize_t vlen, int64_t offset,
+                      int64_t base, int64_t pid)
+{
+    if (t->n >= t->cap && latest_grow(t) < 0)
+        return -1;
+    Py_ssize_t i = latest_slot(t, k);
+    latest_entry *e;
+    if (t->index[i] >= 0) {
+        e = &t->ent[t->index[i]];
+    } else {
+        t->index[i] = (int32_t)t->n;
+        e = &t->ent[t->n++];
+        e->k = k;
+    }
+    e->value = value;
+    e->vlen = vlen;
+    e->offset = offset;
+    e->base = base;
+    e->pid = pid;
+    return 0;
+}
+
+/* loaded[k] = (value, offset, base, pid) for every key of the run, in first-write order */
+static int latest_flush(latest_table *t, PyObject *loaded)
+{
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        latest_entry *e = &t->ent[i];
+        PyObject *items[4] = {PyBytes_FromStringAndSize((const char *)e->value, e->vlen), PyLong_FromLongLong(e->offset),
+                              PyLong_FromLongLong(e->base), PyLong_FromLongLong(e->pid)};
+        int bad = items[0] == NULL || items[1] == NULL || items[2] == NULL || items[3] == NULL;
+        PyObject *old = bad ? NULL : PyDict_GetItemWithError(loaded, e->k);
+        if (!bad && old != NULL && PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) == 4 && Py_REFCNT(old) == 1) {
+            /* the dict holds the only reference to the superseded (value, offset, base, pid): reuse it */
+            for (int j = 0; j < 4; j++)
+                Py_SETREF(PyTuple_GET_ITEM(old, j), items[j]);
+            continue;
+        }
+        PyObject *raw = bad || (old == NULL && PyErr_Occurred()) ? NULL : PyTuple_Pack(4, items[0], items[1], items[2],
+                                                                                           items[3]);
+        for (int j = 0; j < 4; j++)
+            Py_XDECREF(items[j]);
+        if (raw == NULL || PyDict_SetItem(loaded, e->k, raw) < 0) {
+            Py_XDECREF(raw);
+            return -1;
+        }
+        Py_DECREF(raw);
+    }
+    t->n = 0;
+    return 0;
+}
+
 /* offsets_replay_run(buf, pos, end, start, keys, loaded, groups, removed, wanted, skip) -> (pos, records)
  *
  * _PartitionReplay.batch over a run of plain v2 batches (no codec, not transactional, not control)
  * whose keys are offset commit or group metadata keys (cached in `keys`, or versions 0-2 with ASCII
  * names, cached here the way _PartitionReplay._key caches them) or passed over (`skip`), with no
  * offset commit tombstones: sets loaded[(group, topic, partition)] = (value, offset, base offset,
- * producer id), and groups[group] = value (discarding it from `removed`) or, for a group tombstone,
- * deletes it and adds it to `removed`.  Batches that end
+ * producer id) (once per key, when the run ends), and groups[group] = value (discarding it from
+ * `removed`) or, for a group tombstone, deletes it and adds it to `removed`.  Batches that end
  * before `start` (the log start offset) are passed over.  It stops before the first other batch,
  * having changed nothing for it, and returns its position and the records replayed. */
 static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
@@ -1298,6 +1402,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
         end = pos; /* nothing to do: the Python walk */
     const unsigned char *buf = b.buf;
     replay_rec *recs = NULL;
+    latest_table latest = {NULL, 0, 0, NULL, 0};
     Py_ssize_t cap = 0;
     long long nrec = 0;
     int failed = 0;
@@ -1372,13 +1477,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
         }
         if (failed || !ok)
             break;
-        PyObject *pybase = PyLong_FromLongLong(base), *pid = PyLong_FromLongLong(be64(d + 43));
-        if (pybase == NULL || pid == NULL) {
-            Py_XDECREF(pybase);
-            Py_XDECREF(pid);
-            failed = 1;
-            break;
-        }
+        int64_t producer_id = be64(d + 43);
         for (int32_t i = 0; i < count; i++) {
             replay_rec *r = &recs[i];
             if (r->offset < start)
@@ -1402,38 +1501,19 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
                 }
                 continue;
             }
-            PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
-            PyObject *off = value != NULL ? PyLong_FromLongLong(r->offset) : NULL;
-            if (off == NULL) {
-                Py_XDECREF(value);
+            if (latest_put(&latest, r->k, d + r->value, r->vlen, r->offset, base, producer_id) < 0) {
                 failed = 1;
                 break;
             }
-            PyObject *old = PyDict_GetItemWithError(loaded, r->k);
-            if (old != NULL && PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) == 4 && Py_REFCNT(old) == 1) {
-                /* the dict holds the only reference to the superseded (value, offset, base, pid): reuse it */
-                Py_SETREF(PyTuple_GET_ITEM(old, 0), value);
-                Py_SETREF(PyTuple_GET_ITEM(old, 1), off);
-                Py_SETREF(PyTuple_GET_ITEM(old, 2), Py_NewRef(pybase));
-                Py_SETREF(PyTuple_GET_ITEM(old, 3), Py_NewRef(pid));
-                continue;
-            }
-            PyObject *raw = old == NULL && PyErr_Occurred() ? NULL : PyTuple_Pack(4, value, off, pybase, pid);
-            Py_DECREF(value);
-            Py_DECREF(off);
-            if (raw == NULL || PyDict_SetItem(loaded, r->k, raw) < 0) {
-                Py_XDECREF(raw);
-                failed = 1;
-                break;
-            }
-            Py_DECREF(raw);
         }
-        Py_DECREF(pybase);
-        Py_DECREF(pid);
         if (failed)
             break;
         pos += total;
     }
+    if (!failed && latest_flush(&latest, loaded) < 0)
+        failed = 1;
+    PyMem_Free(latest.ent);
+    PyMem_Free(latest.index);
     PyMem_Free(recs);
     PyBuffer_Release(&b);
     if (failed)
