@@ -39,9 +39,10 @@ SEED = 1414
 
 
 def snapshot(st: OffsetsState) -> dict[str, Any]:
+    """The whole state, dicts as lists: their order (first write wins a place) must agree too."""
     return {
-        "offsets": dict(st.offsets), "groups": {g: dataclasses.asdict(v) for g, v in st.groups.items()},
-        "group_partition": st.group_partition, "deleted": st.deleted_groups, "pending": dict(st.pending),
+        "offsets": list(st.offsets.items()), "groups": [(g, dataclasses.asdict(v)) for g, v in st.groups.items()],
+        "group_partition": st.group_partition, "deleted": st.deleted_groups, "pending": list(st.pending.items()),
         "problems": st.problems, "partitions": st.partitions_read, "records": st.records_read,
     }
 
