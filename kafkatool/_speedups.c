@@ -17,6 +17,7 @@
  *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
  *                          plain offset-commit batches, and the common key/value versions; anything
  *                          else is left to the Python decoders (None, or the run stops before it).
+ *   md5_slices(...)        the MD5 digests of the cleaner's keys (hashlib's, byte for byte), one call a run.
  *
  * Rules kept throughout: every read of the input is checked against its end; positions are kept in
  * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
@@ -24,6 +25,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1521,6 +1523,127 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
     return Py_BuildValue("(nL)", pos, nrec);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * MD5 of many key slices (kafkatool.ops.compact: the offset map stores keys' MD5 digests)
+ * ------------------------------------------------------------------------------------------- */
+
+static uint32_t md5_k[64];
+static const unsigned char md5_s[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                        5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
+                                        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
+
+static void md5_init(void)
+{
+    for (int i = 0; i < 64; i++) /* RFC 1321: the integer part of 2^32 * |sin(i + 1)| */
+        md5_k[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
+}
+
+static void md5_block(uint32_t h[4], const unsigned char *p)
+{
+    uint32_t m[16];
+    for (int i = 0; i < 16; i++)
+        m[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+               (uint32_t)p[4 * i + 3] << 24;
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    for (int i = 0; i < 64; i++) {
+        uint32_t f;
+        int g;
+        if (i < 16) {
+            f = (b & c) | (~b & d);
+            g = i;
+        } else if (i < 32) {
+            f = (d & b) | (~d & c);
+            g = (5 * i + 1) & 15;
+        } else if (i < 48) {
+            f = b ^ c ^ d;
+            g = (3 * i + 5) & 15;
+        } else {
+            f = c ^ (b | ~d);
+            g = (7 * i) & 15;
+        }
+        f += a + md5_k[i] + m[g];
+        a = d;
+        d = c;
+        c = b;
+        b += (f << md5_s[i]) | (f >> (32 - md5_s[i]));
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+}
+
+static void md5(const unsigned char *p, size_t n, unsigned char out[16])
+{
+    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+    size_t full = n & ~(size_t)63;
+    for (size_t off = 0; off < full; off += 64)
+        md5_block(h, p + off);
+    unsigned char tail[128];
+    size_t rem = n - full, tl = rem < 56 ? 64 : 128;
+    memcpy(tail, p + full, rem);
+    tail[rem] = 0x80;
+    memset(tail + rem + 1, 0, tl - rem - 1);
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++)
+        tail[tl - 8 + i] = (unsigned char)(bits >> (8 * i));
+    md5_block(h, tail);
+    if (tl == 128)
+        md5_block(h, tail + 64);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (unsigned char)(h[i] >> (8 * j));
+}
+
+/* md5_slices(buf, starts, ends) -> bytes: the MD5 digests of buf[s:e] for the native int64 pairs of
+ * `starts`/`ends` (bytes of equal length), 16 bytes each, slices clamped as Python clamps them; None
+ * when a position is negative (Python's slice would count from the end: its own loop does that). */
+static PyObject *py_md5_slices(PyObject *self, PyObject *args)
+{
+    Py_buffer b, s, e;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &b, &s, &e))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = s.len / 8;
+    if (s.len != e.len || s.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends must be int64 arrays of one length");
+        goto done;
+    }
+    const char *sp = s.buf, *ep = e.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k0, k1;
+        memcpy(&k0, sp + 8 * i, 8);
+        memcpy(&k1, ep + 8 * i, 8);
+        if (k0 < 0 || k1 < 0) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * 16);
+    if (out == NULL)
+        goto done;
+    unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+    const unsigned char *src = b.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k0, k1;
+        memcpy(&k0, sp + 8 * i, 8);
+        memcpy(&k1, ep + 8 * i, 8);
+        if (k1 > b.len)
+            k1 = b.len;
+        if (k0 > k1)
+            k0 = k1;
+        md5(src + k0, (size_t)(k1 - k0), dst + 16 * i);
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&e);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1533,6 +1656,7 @@ static PyMethodDef methods[] = {
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
     {"offset_commit_key", py_offset_commit_key, METH_O, "A key v0/v1 as (group, topic, partition), v2 as the group."},
     {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
+    {"md5_slices", py_md5_slices, METH_VARARGS, "MD5 digests of many slices of one buffer, concatenated."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},
 };
@@ -1543,5 +1667,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kafkatool._speedups"
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    md5_init();
     return PyModule_Create(&module);
 }

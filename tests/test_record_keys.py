@@ -13,15 +13,18 @@ import hashlib
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkatool.log.codecs import Codec
+from kafkatool.log.core import load_speedups
 from kafkatool.log.crc import crc32c
 from kafkatool.log.default_records import decode_v2_records
 from kafkatool.log.record import Record
 from kafkatool.log.records import BatchScan
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
+from kafkatool.ops.compact import keys as keys_module
 from kafkatool.ops.compact.keys import batch_key_columns, decode_key_columns, decode_v2_keys
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -99,6 +102,29 @@ def test_decode_key_columns_is_records_decoding_batch_by_batch(seed, damage):
         assert cols.keys(which, hashlib.md5) == [
             None if k is None else hashlib.md5(k).digest() for k, w in zip(expected[2], which, strict=True) if w
         ]
+        keyed = which & ~cols.null_keys  # the cleaner's digests (MD5 compiled when built): hashlib's bytes
+        want = b"".join(hashlib.md5(k).digest() for k, w in zip(expected[2], keyed, strict=True) if w)
+        for core in (load_speedups(), None):
+            saved, keys_module.speedups = keys_module.speedups, core
+            try:
+                assert cols.key_digests(keyed, hashlib.md5).tobytes() == want
+                assert cols.key_digests(keyed, hashlib.md5).shape == (int(keyed.sum()), 16)
+            finally:
+                keys_module.speedups = saved
+
+
+@pytest.mark.skipif(load_speedups() is None, reason="the compiled core is not built")
+def test_compiled_md5_is_hashlibs_at_every_padding_length() -> None:
+    sp = load_speedups()
+    rng = random.Random(5)
+    buf = rng.randbytes(3000)
+    spans = [(0, n) for n in range(0, 260)] + [(rng.randrange(3100), rng.randrange(3100)) for _ in range(2000)]
+    starts = np.array([a for a, _ in spans], dtype=np.int64).tobytes()
+    ends = np.array([b for _, b in spans], dtype=np.int64).tobytes()
+    assert sp.md5_slices(buf, starts, ends) == b"".join(hashlib.md5(buf[a:b]).digest() for a, b in spans)
+    assert sp.md5_slices(buf, np.array([-1], dtype=np.int64).tobytes(), np.array([3], dtype=np.int64).tobytes()) is None
+    with pytest.raises(ValueError):
+        sp.md5_slices(buf, starts, ends[:8])
 
 
 @SETTINGS

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkatool.log.codecs import Codec
+from kafkatool.log.core import speedups
 from kafkatool.log.default_records import ZIGZAG, decode_v2_records, read_headers
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.record import NO_SEQUENCE, V2_HEADER_SIZE, Record
@@ -204,6 +205,31 @@ class BatchKeyColumns:
             for j in np.flatnonzero(nulls).tolist():
                 out[j] = None
         return out
+
+    def key_digests(self, which: np.ndarray, key_digest: Callable[[bytes], Any]) -> np.ndarray:
+        """The digests of the keys `which` selects (none of them null) as an (n, size) uint8 array:
+        what `keys(which, key_digest)` joins to.  MD5 (the offset map's) is hashed by the compiled core
+        in one call per buffer when it is built; any other hash, or a null key, takes `keys`."""
+        import numpy as np
+
+        size = len(key_digest(b"").digest())
+        if speedups is None or key_digest(b"").name != "md5" or bool(self.null_keys[which].any()):
+            return np.frombuffer(b"".join(self.keys(which, key_digest)), dtype=np.uint8).reshape(-1, size)
+        picked = np.flatnonzero(which)
+        parts: list[bytes] = []
+        for first, end, buf in self._runs:
+            lo, hi = np.searchsorted(picked, (first, end))
+            if lo == hi:
+                continue
+            sel = picked[lo:hi]
+            starts = self._key_start[sel].astype(np.int64).tobytes()
+            ends = self._key_end[sel].astype(np.int64).tobytes()
+            got = speedups.md5_slices(buf, starts, ends)
+            parts.append(got if got is not None else b"".join(key_digest(k).digest() for k in self._slices(buf, sel)))
+        return np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(-1, size)
+
+    def _slices(self, buf: Any, sel: np.ndarray) -> list[Any]:
+        return [buf[k0:k1] for k0, k1 in zip(self._key_start[sel].tolist(), self._key_end[sel].tolist(), strict=True)]
 
 
 MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
