@@ -18,6 +18,7 @@
  *                          plain offset-commit batches, and the common key/value versions; anything
  *                          else is left to the Python decoders (None, or the run stops before it).
  *   md5_slices(...)        the MD5 digests of the cleaner's keys (hashlib's, byte for byte), one call a run.
+ *   walk_record_starts(...) the cleaner's walk over record lengths (kafkatool.ops.compact.keys).
  *
  * Rules kept throughout: every read of the input is checked against its end; positions are kept in
  * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
@@ -1644,6 +1645,96 @@ done:
     return out;
 }
 
+/* walk_record_starts(buf, spans) -> (starts, walked): step 2 of kafkatool.ops.compact.keys'
+ * _decode_key_columns_round.  `spans` holds native int64 triples (data start, data end, record
+ * count); each span's records are walked from one record's length (a varint of up to 3 bytes, read
+ * as that loop reads it) to the next.  A span that cannot hold its records, whose walk runs off the
+ * buffer or meets a longer length is not walked (b"\0" in `walked`, no starts); the others give
+ * `count` starts (native int64, in a bytearray: the caller clamps them in place) and b"\1".  None for
+ * a negative start or count (never made by the caller): its Python loop then walks. */
+static PyObject *py_walk_record_starts(PyObject *self, PyObject *args)
+{
+    Py_buffer b, sp;
+    if (!PyArg_ParseTuple(args, "y*y*", &b, &sp))
+        return NULL;
+    PyObject *starts = NULL, *walked = NULL, *out = NULL;
+    Py_ssize_t nspans = sp.len / 24, total = 0, used = 0;
+    if (sp.len % 24) {
+        PyErr_SetString(PyExc_ValueError, "spans must be int64 triples");
+        goto done;
+    }
+    const char *spp = sp.buf;
+    for (Py_ssize_t i = 0; i < nspans; i++) {
+        int64_t t[3];
+        memcpy(t, spp + 24 * i, 24);
+        if (t[0] < 0 || t[2] < 0 || t[2] > PY_SSIZE_T_MAX / 16 - total) {
+            out = Py_NewRef(Py_None); /* a negative position or count: the Python loop */
+            goto done;
+        }
+        if ((i128)t[2] * 7 <= (i128)t[1] - t[0]) /* MIN_V2_RECORD_SIZE: else the span is not walked */
+            total += (Py_ssize_t)t[2];
+    }
+    starts = PyByteArray_FromStringAndSize(NULL, total * 8);
+    walked = PyBytes_FromStringAndSize(NULL, nspans);
+    if (starts == NULL || walked == NULL)
+        goto done;
+    char *dst = PyByteArray_AS_STRING(starts), *wk = PyBytes_AS_STRING(walked);
+    const unsigned char *d = b.buf;
+    const i128 n = b.len;
+    for (Py_ssize_t i = 0; i < nspans; i++) {
+        int64_t t[3];
+        memcpy(t, spp + 24 * i, 24);
+        wk[i] = 0;
+        if ((i128)t[2] * 7 > (i128)t[1] - t[0])
+            continue;
+        i128 at = t[0];
+        Py_ssize_t first = used;
+        int ok = 1;
+        for (int64_t r = 0; r < t[2]; r++) {
+            unsigned c, c2, c3;
+            if (at >= n) { /* Python's IndexError */
+                ok = 0;
+                break;
+            }
+            int64_t a64 = (int64_t)at;
+            memcpy(dst + 8 * used++, &a64, 8);
+            c = d[(Py_ssize_t)at];
+            if (c < 0x80) {
+                at += 1 + (c >> 1);
+                continue;
+            }
+            if (at + 1 >= n) {
+                ok = 0;
+                break;
+            }
+            c2 = d[(Py_ssize_t)at + 1];
+            if (c2 < 0x80) {
+                at += 2 + (((c & 0x7F) >> 1) | (c2 << 6));
+                continue;
+            }
+            if (at + 2 >= n || (c3 = d[(Py_ssize_t)at + 2]) >= 0x80) {
+                ok = 0;
+                break;
+            }
+            at += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13));
+        }
+        if (!ok) {
+            used = first;
+            continue;
+        }
+        wk[i] = 1;
+    }
+    if (PyByteArray_Resize(starts, used * 8) < 0)
+        goto done;
+    out = PyTuple_Pack(2, starts, walked);
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(walked);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&sp);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1656,6 +1747,7 @@ static PyMethodDef methods[] = {
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
     {"offset_commit_key", py_offset_commit_key, METH_O, "A key v0/v1 as (group, topic, partition), v2 as the group."},
     {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
+    {"walk_record_starts", py_walk_record_starts, METH_VARARGS, "The cleaner's walk from record length to record."},
     {"md5_slices", py_md5_slices, METH_VARARGS, "MD5 digests of many slices of one buffer, concatenated."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},

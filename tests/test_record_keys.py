@@ -179,3 +179,29 @@ def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
     buf = b"".join(parts)
     cols = decode_key_columns(list(BatchScan(buf)))
     assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
+
+
+@pytest.mark.skipif(load_speedups() is None, reason="the compiled core is not built")
+@SETTINGS
+@given(seed=st.integers(0, 2**32))
+def test_compiled_record_walk_is_the_python_walk(seed):
+    """The cleaner's walk over record lengths, compiled and in Python, over real logs' record data and
+    random bytes with random spans (runs off the end, long varints, impossible counts)."""
+    rng = random.Random(seed)
+    if seed % 2:
+        buf = _log(seed, seed % 3)
+        spans = [(0, b.position + 61, b.position + b.size, b.count or 0) for b in BatchScan(buf) if b.magic >= 2]
+    else:
+        buf = rng.randbytes(rng.randrange(0, 400))
+        spans = []
+        for _ in range(rng.randrange(0, 8)):
+            at = rng.randrange(0, len(buf) + 5)
+            spans.append((0, at, at + rng.randrange(0, 200), rng.randrange(0, 40)))
+    sp = load_speedups()
+    got = sp.walk_record_starts(buf, np.array([w[1:] for w in spans], dtype=np.int64).tobytes()) if spans else None
+    want_starts, want_walked = keys_module._walk_record_starts(buf, spans)
+    if got is None:
+        assert not spans
+        return
+    assert np.frombuffer(got[0], dtype=np.int64).tolist() == want_starts.tolist()
+    assert [w for w, ok in zip(spans, got[1], strict=True) if ok] == want_walked
