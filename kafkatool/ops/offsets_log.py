@@ -18,6 +18,11 @@ segment files gives the offsets a coordinator would serve, without a broker:
   commits); any other key version is reported, as the broker refuses to load it.
 
 Each `__consumer_offsets` partition is replayed on its own, as each is loaded on its own.
+
+With the compiled core (`kafkatool.log.core`), runs of plain batches of offset commits and group
+metadata are replayed by one C call a run (`offsets_replay_run`), which stops before any batch it does
+not read exactly as the loop below would; that batch, and everything when the core is absent or a
+history is asked for, goes through the Python loop.  tests/test_offsets_core_diff.py holds them equal.
 """
 
 from __future__ import annotations
