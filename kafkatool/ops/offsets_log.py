@@ -335,13 +335,18 @@ def replay_partition_dir(
             buf = mf.buf
             end = len(buf)
             pos = 0
+            scan = BatchScan(buf, pos, end)
+            batches = iter(scan)
             while True:
                 if fast is not None:
-                    pos, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
-                                  wanted_set, _SKIP)
+                    run_end, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
+                                      wanted_set, _SKIP)
                     rp.records += n
-                scan = BatchScan(buf, pos, end)
-                batch = next(iter(scan), None)
+                    if run_end != pos:  # the Python walk resumes where the compiled run stopped
+                        pos = run_end
+                        scan = BatchScan(buf, pos, end)
+                        batches = iter(scan)
+                batch = next(batches, None)
                 if batch is None:
                     break
                 pos = batch.end
