@@ -13,6 +13,7 @@ setup(
             "kafkatool._speedups",
             sources=["kafkatool/_speedups.c"],
             extra_compile_args=["-O2", "-std=gnu11"],
+            libraries=["m"],  # sin() for MD5's constants
             optional=True,
         )
     ]

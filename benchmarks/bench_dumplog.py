@@ -16,7 +16,13 @@ times dump-log on an empty segment: at small --scale it dominates, so `net` rati
 
     python benchmarks/bench_dumplog.py --scale 0.05
     python benchmarks/bench_dumplog.py --corpus A --modes deep,print --repeat 3 --json
-    python benchmarks/bench_dumplog.py --command /opt/kafka/bin/kafka-dump-log.sh --modes shallow
+    KAFKA_HOME=/opt/kafka python benchmarks/bench_dumplog.py --scale 0.1 --repeat 3
+
+kafkatool runs with both cores (`--cores C,pure`: the compiled one, and KAFKATOOL_PURE_PYTHON=1) in the
+same run.  With a Kafka install (`--kafka-home`, default $KAFKA_HOME) its bin/kafka-dump-log.sh runs on the
+same files in the same run, each mode side by side, and the ratios are against that measured time;
+without one they use Kafka 3.3.1's times stored in corpus.py (measured once, on another machine), and
+the table says so ("Kafka s" source: stored).
 """
 
 from __future__ import annotations
@@ -72,6 +78,8 @@ class Run:
     all_seconds: list[float] = field(default_factory=list)
     exit_code: int | None = None
     stderr: str = ""
+    tool: str = "kafkatool"  # "kafkatool C", "kafkatool pure", "Kafka" (its kafka-dump-log.sh), or the --command
+    kafka_source: str = ""  # "measured" (Kafka's tool in this run) or "stored" (Kafka 3.3.1's times, scaled)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,7 +137,7 @@ os.write(out, b"%d %r %d\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitc
 """
 
 
-def run_child(argv: list[str], timeout: float) -> ChildResult:
+def run_child(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> ChildResult:
     """Run argv with stdout to /dev/null; its wall time, own peak RSS and sampled anon/file RSS."""
     rfd, wfd = os.pipe()
     os.set_inheritable(wfd, True)
@@ -141,6 +149,7 @@ def run_child(argv: list[str], timeout: float) -> ChildResult:
                 stdout=devnull,
                 stderr=subprocess.PIPE,
                 pass_fds=(wfd,),
+                env=env,
             )
             os.close(wfd)
             wfd = -1
@@ -207,9 +216,10 @@ def warm(path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def bench_cli(command: list[str], info: corpus.CorpusInfo, mode: str, repeat: int, timeout: float) -> Run:
+def bench_cli(command: list[str], info: corpus.CorpusInfo, mode: str, repeat: int, timeout: float,
+              env: dict[str, str] | None = None, tool: str = "kafkatool") -> Run:
     argv = [*command, "--files", str(info.log), *MODE_FLAGS[mode]]
-    results = [run_child(argv, timeout) for _ in range(repeat)]
+    results = [run_child(argv, timeout, env) for _ in range(repeat)]
     best = min(results, key=lambda r: r.seconds)
     failed = next((r for r in results if r.exit_code != 0), None)
     return Run(
@@ -226,6 +236,7 @@ def bench_cli(command: list[str], info: corpus.CorpusInfo, mode: str, repeat: in
         all_seconds=[round(r.seconds, 3) for r in results],
         exit_code=failed.exit_code if failed else 0,
         stderr=failed.stderr if failed else "",
+        tool=tool,
     )
 
 
@@ -275,11 +286,16 @@ def bench_crc(info: corpus.CorpusInfo, repeat: int) -> tuple[Run, dict]:
     return run, extra
 
 
-def compare(run: Run, spec: corpus.CorpusSpec, info: corpus.CorpusInfo, startup: float | None) -> None:
-    """Fill Kafka's time at this size (its full-size time times our scale) and the verdicts."""
+def compare(run: Run, spec: corpus.CorpusSpec, info: corpus.CorpusInfo, startup: float | None,
+            kafka_run: Run | None = None) -> None:
+    """Fill Kafka's time on this file and the verdicts: Kafka's tool measured in this run when there is
+    one (`kafka_run`), else Kafka 3.3.1's stored full-size time times our scale."""
     if run.mode not in TARGET_RATIO:
         return
-    kafka = spec.kafka_seconds[run.mode] * info.records / spec.records
+    if kafka_run is not None and kafka_run.exit_code == 0 and kafka_run.seconds > 0:
+        kafka, run.kafka_source = kafka_run.seconds, "measured"
+    else:
+        kafka, run.kafka_source = spec.kafka_seconds[run.mode] * info.records / spec.records, "stored"
     run.kafka_seconds = round(kafka, 3)
     run.ratio = round(run.seconds / kafka, 2)
     if startup is not None:
@@ -290,11 +306,12 @@ def compare(run: Run, spec: corpus.CorpusSpec, info: corpus.CorpusInfo, startup:
     run.ok = run.exit_code == 0 and run.ratio <= limit and rss_ok
 
 
-def bench_startup(command: list[str], data_dir: Path, repeat: int, timeout: float) -> Run:
+def bench_startup(command: list[str], data_dir: Path, repeat: int, timeout: float,
+                  env: dict[str, str] | None = None, tool: str = "kafkatool") -> Run:
     empty = data_dir / "empty" / "00000000000000000000.log"
     empty.parent.mkdir(parents=True, exist_ok=True)
     empty.touch()
-    results = [run_child([*command, "--files", str(empty)], timeout) for _ in range(max(3, repeat))]
+    results = [run_child([*command, "--files", str(empty)], timeout, env) for _ in range(max(3, repeat))]
     best = min(results, key=lambda r: r.seconds)
     return Run(
         corpus="-",
@@ -310,6 +327,7 @@ def bench_startup(command: list[str], data_dir: Path, repeat: int, timeout: floa
         all_seconds=[round(r.seconds, 3) for r in results],
         exit_code=best.exit_code,
         stderr=best.stderr,
+        tool=tool,
     )
 
 
@@ -330,6 +348,7 @@ def table(runs: list[Run]) -> str:
     head = (
         "corpus",
         "mode",
+        "tool",
         "MB",
         "records",
         "wall s",
@@ -350,6 +369,7 @@ def table(runs: list[Run]) -> str:
             (
                 r.corpus,
                 r.mode,
+                r.tool,
                 _fmt(r.bytes / MB, ".1f"),
                 _fmt(r.records, ","),
                 _fmt(r.seconds, ".3f"),
@@ -358,7 +378,7 @@ def table(runs: list[Run]) -> str:
                 _fmt(r.peak_rss_mb, ".0f"),
                 _fmt(r.peak_anon_mb, ".0f"),
                 _fmt(r.peak_file_mb, ".0f"),
-                _fmt(r.kafka_seconds, ".3f"),
+                _fmt(r.kafka_seconds, ".3f") + (" stored" if r.kafka_source == "stored" else ""),
                 _fmt(r.ratio, ".2f"),
                 _fmt(r.net_ratio, ".2f"),
                 r.target,
@@ -369,7 +389,7 @@ def table(runs: list[Run]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
     lines = [
         "  ".join(
-            str(x).rjust(w) if i > 1 else str(x).ljust(w)
+            str(x).rjust(w) if i > 2 else str(x).ljust(w)
             for i, (x, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in [head, *rows]
@@ -389,6 +409,29 @@ def kafka_reference() -> str:
         )
     lines.append("  floor here: cat of A 0.08 s; Python frame walk 13 GB/s; CRC-32C of every batch 5.5 GB/s")
     return "\n".join(lines)
+
+
+def tools_to_time(command: str | None, cores: str) -> list[tuple[str, list[str], dict[str, str] | None]]:
+    """(label, argv, environment) of each dump-log to time: `command` alone, else kafkatool with each
+    core asked for (the compiled one only when `kafkatool --version` says it is built)."""
+    if command:
+        return [(Path(shlex.split(command)[0]).name, shlex.split(command), None)]
+    base = [sys.executable, "-m", "kafkatool"]
+    out: list[tuple[str, list[str], dict[str, str] | None]] = []
+    for core in (c.strip() for c in cores.split(",") if c.strip()):
+        if core not in ("C", "pure"):
+            raise SystemExit(f"--cores: {core!r}: choose from C, pure")
+        env = {k: v for k, v in os.environ.items() if k != "KAFKATOOL_PURE_PYTHON"}
+        if core == "pure":
+            env["KAFKATOOL_PURE_PYTHON"] = "1"
+        else:
+            version = subprocess.run([*base, "--version"], capture_output=True, text=True, env=env, timeout=60).stdout
+            if "core: C" not in version:
+                print(f"kafkatool's compiled core is not built ({version.strip()}): timing pure Python only",
+                      file=sys.stderr)
+                continue
+        out.append((f"kafkatool {core}", [*base, "dump-log"], env))
+    return out
 
 
 def git_state() -> str:
@@ -424,8 +467,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=corpus.DATA_DIR, help="corpus cache (benchmarks/data)")
     ap.add_argument(
         "--command",
-        default=f"{shlex.quote(sys.executable)} -m kafkatool dump-log",
-        help="dump-log command to time (e.g. Kafka's kafka-dump-log.sh to measure it with the same harness)",
+        default=None,
+        help="one dump-log command to time instead of kafkatool with each of --cores",
+    )
+    ap.add_argument(
+        "--cores", default="C,pure", help="kafkatool's cores to time side by side: C (compiled), pure (Python)"
+    )
+    ap.add_argument(
+        "--kafka-home",
+        default=os.environ.get("KAFKA_HOME") or None,
+        help="a Kafka install whose bin/kafka-dump-log.sh runs on the same files in the same run (default "
+        "$KAFKA_HOME); without one, ratios use Kafka 3.3.1's stored times",
     )
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
     ap.add_argument("--no-startup", action="store_true", help="skip the empty-segment startup run")
@@ -437,7 +489,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"modes: {','.join(bad) or args.modes!r}: choose from {','.join(MODES)}")
     if not 0 < args.scale <= 4 or args.repeat < 1:
         raise SystemExit("scale must be in (0, 4] and repeat >= 1")
-    command = shlex.split(args.command)
+    tools = tools_to_time(args.command, args.cores)
+    kafka_cmd = None
+    if args.kafka_home:
+        script = Path(args.kafka_home) / "bin" / "kafka-dump-log.sh"
+        if not script.is_file():
+            raise SystemExit(f"--kafka-home {args.kafka_home}: no bin/kafka-dump-log.sh")
+        kafka_cmd = [str(script)]
 
     load_before = os.getloadavg()[0]
     corpora = []
@@ -451,11 +509,12 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
     runs: list[Run] = []
-    startup = None
+    startup: dict[str, float] = {}
     if not args.no_startup and any(m in MODE_FLAGS for m in modes):
-        srun = bench_startup(command, args.data_dir, args.repeat, args.timeout)
-        startup = srun.seconds
-        runs.append(srun)
+        for tool, command, env in tools + ([("Kafka", kafka_cmd, None)] if kafka_cmd else []):
+            srun = bench_startup(command, args.data_dir, args.repeat, args.timeout, env, tool)
+            startup[tool] = srun.seconds
+            runs.append(srun)
     extras = []
     for spec, info in zip(specs, corpora, strict=True):
         warm(info.log)
@@ -463,12 +522,18 @@ def main(argv: list[str] | None = None) -> int:
             if mode == "crc":
                 run, extra = bench_crc(info, args.repeat)
                 extras.append(extra)
-            else:
-                run = bench_cli(command, info, mode, args.repeat, args.timeout)
-                compare(run, spec, info, startup)
-            runs.append(run)
-            if not args.json:
-                print(f"  {info.name} {mode}: {run.seconds:.3f} s", file=sys.stderr)
+                runs.append(run)
+                continue
+            kafka_run = None
+            if kafka_cmd:  # Kafka's own tool on the same file, in this run
+                kafka_run = bench_cli(kafka_cmd, info, mode, args.repeat, args.timeout, None, "Kafka")
+                runs.append(kafka_run)
+            for tool, command, env in tools:
+                run = bench_cli(command, info, mode, args.repeat, args.timeout, env, tool)
+                compare(run, spec, info, startup.get(tool), kafka_run)
+                runs.append(run)
+                if not args.json:
+                    print(f"  {info.name} {mode} {tool}: {run.seconds:.3f} s", file=sys.stderr)
     conditions: dict[str, Any] = {
         "git": git_state(),
         "loadavg_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
@@ -479,7 +544,9 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             "scale": args.scale,
             "conditions": conditions,
-            "command": command,
+            "tools": [{"tool": t, "command": c, "pure_python": bool(e and e.get("KAFKATOOL_PURE_PYTHON"))}
+                      for t, c, e in tools],
+            "kafka_command": kafka_cmd,
             "corpora": [asdict(c) for c in corpora],
             "runs": [asdict(r) for r in runs],
             "frame_walk": extras,
@@ -493,14 +560,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{conditions['loadavg_1min']['before']}->{conditions['loadavg_1min']['after']} on {conditions['cpus']} cpus"
         )
         print(
-            "MB = 10^6 bytes; Kafka s = Kafka's full-size time x this corpus' fraction; net = ratio less our startup"
+            "MB = 10^6 bytes; Kafka s = Kafka's tool on the same file in this run, or (stored) Kafka 3.3.1's "
+            "full-size time x this corpus' fraction; net = ratio less our startup"
         )
         print(table(runs))
         for e in extras:
             print(
                 f"frame walk only ({e['corpus']}, {e['batches']:,} batches): {e['frame_walk_gb_per_s']} GB/s"
             )
-        print(kafka_reference())
+        if kafka_cmd:
+            print(f"Kafka: {kafka_cmd[0]}, measured in this run on the same files (ratio = ours / its time)")
+        else:
+            print(kafka_reference())
+            print("(no KAFKA_HOME: ratios use the stored times above; set it to measure Kafka's tool here)")
         for r in runs:
             if r.exit_code:
                 print(f"{r.corpus} {r.mode}: exit {r.exit_code}: {r.stderr.strip()}", file=sys.stderr)

@@ -10,8 +10,11 @@ Modes (each the best of --repeat runs):
   cli       `kafkatool offsets --bootstrap-server … --group wide` as a subprocess (text, and
             --time-lag), stdout to /dev/null: process start + connect + describe.
   offline   replay of a generated `__consumer_offsets` partition of --size-mb MiB (default 1024;
-            validate with 32-64 on a shared machine): MB/s and records/s of `replay_log_dirs`, and
-            the wall time of `kafkatool offsets --log-dir … --all-groups`.
+            validate with 32-128 on a shared machine): MB/s (wall and CPU) and records/s of
+            `replay_log_dirs`, and the wall time of `kafkatool offsets --log-dir … --all-groups`, with
+            both cores in one run (the compiled one when built, and pure Python).  The distinct keys
+            (--groups x --group-partitions) set the working set: the replay is bound by memory
+            accesses to its key tables, so fewer keys run faster.
 
 The offline log is cached in benchmarks/data/offsets-<size>mb/ (gitignored): --groups groups commit
 --group-partitions partitions each, 10 partitions per batch (one OffsetCommit request = one batch, as
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -40,7 +44,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups  # noqa: E402
+from kafkatool.log.core import load_speedups  # noqa: E402
 from kafkatool.log.writer import Record, SegmentWriter, encode_v2_batch  # noqa: E402
+from kafkatool.ops import offsets_log  # noqa: E402
 from kafkatool.ops import offsets_report as rep  # noqa: E402
 from kafkatool.ops.offsets_log import replay_log_dirs  # noqa: E402
 from tests.support.fake_groups import FakeKafkaCluster, FakeMember, encode_consumer_assignment  # noqa: E402
@@ -195,18 +201,45 @@ def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
     return root
 
 
+def _replay_with(core: Any, root: Path) -> Any:
+    """replay_log_dirs with the given core (the module's choice, or None for the pure-Python path)."""
+    saved = offsets_log.speedups
+    offsets_log.speedups = core
+    try:
+        return replay_log_dirs([root])
+    finally:
+        offsets_log.speedups = saved
+
+
 def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int) -> list[Row]:
+    """Both cores in one run: the replay in-process (wall and CPU time: the machine is shared) and the
+    whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one)."""
     t = time.perf_counter()
     root = offline_log(size_mb, groups, group_partitions)
     gen = time.perf_counter() - t
     info = json.loads((root / ".complete").read_text())
-    secs, st = best(repeat, lambda: replay_log_dirs([root]))
-    assert len(st.group_ids()) == groups and not st.problems
-    rows = [Row("offline", "replay", secs, info["bytes"], "bytes",
-                rate=f"{info['bytes'] / secs / 1e6:,.1f} MB/s, {st.records_read / secs:,.0f} records/s (generated in {gen:.1f} s)")]
+    size = info["bytes"]
+    rows = []
+    cores = [("C", load_speedups())] if load_speedups() is not None else []
+    for name, core in cores + [("pure", None)]:
+        runs = []
+        for _ in range(repeat):
+            t, c = time.perf_counter(), time.process_time()
+            st = _replay_with(core, root)
+            runs.append((time.perf_counter() - t, time.process_time() - c))
+        secs, cpu = min(runs)
+        assert len(st.group_ids()) == groups and not st.problems
+        rows.append(Row("offline", f"replay-{name}", secs, size, "bytes",
+                        rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU), "
+                             f"{st.records_read / secs:,.0f} records/s, {len(st.offsets):,} keys "
+                             f"(log generated in {gen:.1f} s)"))
     cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups", "--quiet"]
-    secs, _ = best(repeat, lambda: subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600))
-    rows.append(Row("offline", "cli-log-dir", secs, info["bytes"], "bytes", rate=f"{info['bytes'] / secs / 1e6:,.1f} MB/s"))
+    for name, env in ([("C", {})] if cores else []) + [("pure", {"KAFKATOOL_PURE_PYTHON": "1"})]:
+        def run(env: dict[str, str] = env) -> None:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600,
+                           env={**os.environ, **env}, check=True)
+        secs, _ = best(repeat, run)
+        rows.append(Row("offline", f"cli-log-dir-{name}", secs, size, "bytes", rate=f"{size / secs / 1e6:,.1f} MB/s"))
     return rows
 
 
@@ -235,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         reqs = "; ".join(f"{api} " + ",".join(f"b{n}:{k}" for n, k in sorted(per.items())) for api, per in r.requests.items())
         ok = "" if r.ok is None else ("  [one per broker: ok]" if r.ok else "  [NOT batched]")
-        print(f"{r.mode:8} {r.what:13} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
+        print(f"{r.mode:8} {r.what:17} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
     return 0
 
 

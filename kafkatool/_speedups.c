@@ -13,6 +13,12 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
+ *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value)
+ *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
+ *                          plain offset-commit batches, and the common key/value versions; anything
+ *                          else is left to the Python decoders (None, or the run stops before it).
+ *   md5_slices(...)        the MD5 digests of the cleaner's keys (hashlib's, byte for byte), one call a run.
+ *   walk_record_starts(...) the cleaner's walk over record lengths (kafkatool.ops.compact.keys).
  *
  * Rules kept throughout: every read of the input is checked against its end; positions are kept in
  * 128-bit integers where Python's unbounded ints could grow past 64 bits; every error path releases
@@ -20,6 +26,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1072,6 +1079,662 @@ done:
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Offline __consumer_offsets replay (kafkatool.ops.offsets_log)
+ *
+ * Like walk_v2_run, these never raise for bad data: anything they do not read exactly as the Python
+ * decoders would (other versions, non-ASCII text, null fields, tagged fields, short input) returns
+ * None or stops the run, and the Python path decodes it with its own results and errors.
+ * ------------------------------------------------------------------------------------------- */
+
+/* an int16-length string of ASCII bytes at *pos (ASCII decodes alike in java_utf8), else NULL with no error */
+static PyObject *ascii_string(const unsigned char *d, Py_ssize_t n, Py_ssize_t *pos, Py_ssize_t len)
+{
+    if (len < 0 || len > 0x7FFF || len > n - *pos || !is_ascii((const char *)d + *pos, len))
+        return NULL;
+    PyObject *s = PyUnicode_DecodeASCII((const char *)d + *pos, len, NULL);
+    *pos += len;
+    return s;
+}
+
+/* decode_offsets_key with ASCII names as the replay keeps it: versions 0 and 1 (offset commit) as
+ * (group, topic, partition), version 2 (group metadata) as the group; else NULL */
+static PyObject *commit_key(const unsigned char *d, Py_ssize_t n)
+{
+    Py_ssize_t pos = 4;
+    if (n < 4)
+        return NULL;
+    int16_t version = be16(d);
+    if (version < 0 || version > 2)
+        return NULL;
+    PyObject *group = ascii_string(d, n, &pos, be16(d + 2));
+    if (group == NULL || version == 2)
+        return group;
+    PyObject *topic = NULL;
+    if (pos + 2 <= n) {
+        Py_ssize_t len = be16(d + pos);
+        pos += 2;
+        topic = ascii_string(d, n, &pos, len);
+    }
+    if (topic == NULL || pos + 4 > n) {
+        Py_DECREF(group);
+        Py_XDECREF(topic);
+        return NULL;
+    }
+    PyObject *part = PyLong_FromLong(be32(d + pos));
+    if (part == NULL) {
+        Py_DECREF(group);
+        Py_DECREF(topic);
+        return NULL;
+    }
+    PyObject *t = PyTuple_Pack(3, group, topic, part);
+    Py_DECREF(group);
+    Py_DECREF(topic);
+    Py_DECREF(part);
+    return t;
+}
+
+/* offset_commit_key(key) -> (group, topic, partition), group, or None: the tests' entry point */
+static PyObject *py_offset_commit_key(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *t = commit_key(b.buf, b.len);
+    PyBuffer_Release(&b);
+    if (t == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return t;
+}
+
+/* decode_offset_commit_value, versions 0-4:
+ * (offset, metadata, commit timestamp, expire timestamp, leader epoch) or None */
+static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = b.buf;
+    Py_ssize_t n = b.len, pos = 2;
+    long long offset, commit_ts, expire_ts = -1;
+    long epoch = -1;
+    PyObject *meta = NULL, *out = NULL;
+    if (n < 2)
+        goto done;
+    int16_t version = be16(d);
+    if (version < 0 || version > 4 || n - pos < 8)
+        goto done;
+    offset = be64(d + pos);
+    pos += 8;
+    if (version >= 3) {
+        if (n - pos < 4)
+            goto done;
+        epoch = be32(d + pos);
+        pos += 4;
+    }
+    Py_ssize_t len;
+    if (version == 4) { /* compact string: unsigned varint of length + 1 (one or two bytes here) */
+        if (n - pos < 1)
+            goto done;
+        unsigned v = d[pos++];
+        if (v & 0x80) {
+            if (n - pos < 1 || d[pos] & 0x80)
+                goto done;
+            v = (v & 0x7F) | ((unsigned)d[pos++] << 7);
+        }
+        if (v == 0)
+            goto done; /* null: the Python reader says why */
+        len = (Py_ssize_t)v - 1;
+    } else {
+        if (n - pos < 2)
+            goto done;
+        len = be16(d + pos);
+        pos += 2;
+    }
+    meta = ascii_string(d, n, &pos, len);
+    if (meta == NULL || n - pos < 8)
+        goto done;
+    commit_ts = be64(d + pos);
+    pos += 8;
+    if (version == 1) {
+        if (n - pos < 8)
+            goto done;
+        expire_ts = be64(d + pos);
+        pos += 8;
+    }
+    if (version == 4 && (n - pos < 1 || d[pos] != 0))
+        goto done; /* tagged fields present (or missing): the Python reader */
+    out = Py_BuildValue("(LOLLl)", offset, meta, commit_ts, expire_ts, epoch);
+done:
+    Py_XDECREF(meta);
+    PyBuffer_Release(&b);
+    if (out == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return out;
+}
+
+/* a varint of a v2 record that fits in 32 bits signed (else -1: the Python decoder reads it) */
+static inline int rvarint(const unsigned char *d, Py_ssize_t n, Py_ssize_t *pos, int64_t *out)
+{
+    uint64_t raw = 0;
+    for (int shift = 0; shift <= 28; shift += 7) {
+        if (*pos >= n)
+            return -1;
+        unsigned b = d[(*pos)++];
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            if (raw > 0xFFFFFFFFu)
+                return -1;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+typedef struct {
+    Py_ssize_t key, klen, value, vlen; /* positions in the buffer; klen/vlen -1 for null */
+    int64_t offset;
+    PyObject *k; /* borrowed from the key cache */
+} replay_rec;
+
+/* The records of the plain v2 batch at d[0:n], or -1 where the Python decoder must read them. */
+static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int64_t count, int64_t base,
+                                       replay_rec *out)
+{
+    Py_ssize_t pos = 61;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t length, v;
+        if (rvarint(d, n, &pos, &length) < 0 || length < 0 || length > n - pos)
+            return -1;
+        Py_ssize_t end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes */
+        if (rvarint(d, end, &pos, &v) < 0) /* timestamp delta */
+            return -1;
+        if (rvarint(d, end, &pos, &v) < 0)
+            return -1;
+        out[i].offset = base + v;
+        if (rvarint(d, end, &pos, &v) < 0 || v < -1 || v > end - pos)
+            return -1;
+        out[i].key = pos;
+        out[i].klen = (Py_ssize_t)v;
+        if (v > 0)
+            pos += (Py_ssize_t)v;
+        if (rvarint(d, end, &pos, &v) < 0 || v < -1 || v > end - pos)
+            return -1;
+        out[i].value = pos;
+        out[i].vlen = (Py_ssize_t)v;
+        if (v > 0)
+            pos += (Py_ssize_t)v;
+        if (pos != end - 1 || d[pos] != 0) /* headers: none */
+            return -1;
+        pos = end;
+    }
+    return pos == n ? 0 : -1;
+}
+
+/* The latest commit per key within one run, in first-write order: loaded[k] is set once per key when
+ * the run ends, so a key written a thousand times costs no Python object until then. */
+typedef struct {
+    PyObject *k; /* borrowed from the key cache, which only grows during a run */
+    const unsigned char *value;
+    Py_ssize_t vlen;
+    int64_t offset, base, pid;
+} latest_entry;
+
+typedef struct {
+    latest_entry *ent;
+    Py_ssize_t n, cap;
+    int32_t *index; /* open addressing over ent, -1 empty; size a power of two >= 2 * cap */
+    Py_ssize_t mask;
+} latest_table;
+
+static inline Py_ssize_t latest_slot(const latest_table *t, PyObject *k)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)k >> 4) * 0x9E3779B97F4A7C15ull;
+    Py_ssize_t i = (Py_ssize_t)(h >> 20) & t->mask;
+    while (t->index[i] >= 0 && t->ent[t->index[i]].k != k)
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+static int latest_grow(latest_table *t)
+{
+    Py_ssize_t cap = t->cap ? t->cap * 2 : 1024;
+    if (cap > INT32_MAX / 4) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    latest_entry *ent = PyMem_Realloc(t->ent, sizeof(latest_entry) * (size_t)cap);
+    if (ent == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->ent = ent;
+    int32_t *index = PyMem_Malloc(sizeof(int32_t) * (size_t)cap * 2);
+    if (index == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(t->index);
+    t->index = index;
+    t->cap = cap;
+    t->mask = cap * 2 - 1;
+    memset(index, 0xFF, sizeof(int32_t) * (size_t)cap * 2);
+    for (Py_ssize_t e = 0; e < t->n; e++)
+        index[latest_slot(t, t->ent[e].k)] = (int32_t)e;
+    return 0;
+}
+
+static int latest_put(latest_table *t, PyObject *k, const unsigned char *value, Py_ssize_t vlen, int64_t offset,
+                      int64_t base, int64_t pid)
+{
+    if (t->n >= t->cap && latest_grow(t) < 0)
+        return -1;
+    Py_ssize_t i = latest_slot(t, k);
+    latest_entry *e;
+    if (t->index[i] >= 0) {
+        e = &t->ent[t->index[i]];
+    } else {
+        t->index[i] = (int32_t)t->n;
+        e = &t->ent[t->n++];
+        e->k = k;
+    }
+    e->value = value;
+    e->vlen = vlen;
+    e->offset = offset;
+    e->base = base;
+    e->pid = pid;
+    return 0;
+}
+
+/* loaded[k] = (value, offset, base, pid) for every key of the run, in first-write order */
+static int latest_flush(latest_table *t, PyObject *loaded)
+{
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        latest_entry *e = &t->ent[i];
+        PyObject *items[4] = {PyBytes_FromStringAndSize((const char *)e->value, e->vlen), PyLong_FromLongLong(e->offset),
+                              PyLong_FromLongLong(e->base), PyLong_FromLongLong(e->pid)};
+        int bad = items[0] == NULL || items[1] == NULL || items[2] == NULL || items[3] == NULL;
+        PyObject *old = bad ? NULL : PyDict_GetItemWithError(loaded, e->k);
+        if (!bad && old != NULL && PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) == 4 && Py_REFCNT(old) == 1) {
+            /* the dict holds the only reference to the superseded (value, offset, base, pid): reuse it */
+            for (int j = 0; j < 4; j++)
+                Py_SETREF(PyTuple_GET_ITEM(old, j), items[j]);
+            continue;
+        }
+        PyObject *raw = bad || (old == NULL && PyErr_Occurred()) ? NULL : PyTuple_Pack(4, items[0], items[1], items[2],
+                                                                                           items[3]);
+        for (int j = 0; j < 4; j++)
+            Py_XDECREF(items[j]);
+        if (raw == NULL || PyDict_SetItem(loaded, e->k, raw) < 0) {
+            Py_XDECREF(raw);
+            return -1;
+        }
+        Py_DECREF(raw);
+    }
+    t->n = 0;
+    return 0;
+}
+
+/* offsets_replay_run(buf, pos, end, start, keys, loaded, groups, removed, wanted, skip) -> (pos, records)
+ *
+ * _PartitionReplay.batch over a run of plain v2 batches (no codec, not transactional, not control)
+ * whose keys are offset commit or group metadata keys (cached in `keys`, or versions 0-2 with ASCII
+ * names, cached here the way _PartitionReplay._key caches them) or passed over (`skip`), with no
+ * offset commit tombstones: sets loaded[(group, topic, partition)] = (value, offset, base offset,
+ * producer id) (once per key, when the run ends), and groups[group] = value (discarding it from
+ * `removed`) or, for a group tombstone, deletes it and adds it to `removed`.  Batches that end
+ * before `start` (the log start offset) are passed over.  It stops before the first other batch,
+ * having changed nothing for it, and returns its position and the records replayed. */
+static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t pos, end;
+    long long start;
+    PyObject *keys, *loaded, *groups, *removed, *wanted, *skip;
+    if (!PyArg_ParseTuple(args, "y*nnLO!O!O!O!OO", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type, &loaded,
+                          &PyDict_Type, &groups, &PySet_Type, &removed, &wanted, &skip))
+        return NULL;
+    if (wanted != Py_None && !PyAnySet_Check(wanted)) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_TypeError, "wanted must be a set or None");
+        return NULL;
+    }
+    if (pos < 0 || end > b.len)
+        end = pos; /* nothing to do: the Python walk */
+    const unsigned char *buf = b.buf;
+    replay_rec *recs = NULL;
+    latest_table latest = {NULL, 0, 0, NULL, 0};
+    Py_ssize_t cap = 0;
+    long long nrec = 0;
+    int failed = 0;
+    while (pos >= 0 && end - pos > 17) {
+        const unsigned char *d = buf + pos;
+        int32_t size = be32(d + 8);
+        if (size < 61 - 12 || size > end - pos - 12 || d[16] != 2)
+            break;
+        Py_ssize_t total = (Py_ssize_t)size + 12;
+        int64_t base = be64(d);
+        int32_t last_delta = be32(d + 23);
+        if ((i128)base + last_delta + 1 <= start) {
+            pos += total;
+            continue;
+        }
+        int16_t attrs = be16(d + 21);
+        int32_t count = be32(d + 57);
+        if ((attrs & 0x37) || count <= 0 || count > (total - 61) / 7 || base > INT64_MAX / 2 || base < INT64_MIN / 2)
+            break;
+        if (count > cap) {
+            replay_rec *grown = PyMem_Realloc(recs, sizeof(replay_rec) * (size_t)count);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                failed = 1;
+                break;
+            }
+            recs = grown;
+            cap = count;
+        }
+        if (parse_replay_records(d, total, count, base, recs) < 0)
+            break;
+        /* every key known and replayable before anything changes */
+        int ok = 1;
+        for (int32_t i = 0; i < count && ok; i++) {
+            replay_rec *r = &recs[i];
+            r->k = NULL;
+            if (r->offset < start)
+                continue;
+            if (r->klen < 0) {
+                ok = 0;
+                break;
+            }
+            PyObject *kb = PyBytes_FromStringAndSize((const char *)d + r->key, r->klen);
+            if (kb == NULL) {
+                failed = 1;
+                break;
+            }
+            PyObject *k = PyDict_GetItemWithError(keys, kb);
+            if (k == NULL && !PyErr_Occurred()) {
+                PyObject *t = commit_key(d + r->key, r->klen);
+                if (t != NULL) {
+                    int want = 1;
+                    if (wanted != Py_None)
+                        want = PySet_Contains(wanted, PyTuple_CheckExact(t) ? PyTuple_GET_ITEM(t, 0) : t);
+                    if (want < 0 || PyDict_SetItem(keys, kb, want ? t : skip) < 0)
+                        failed = 1;
+                    else
+                        k = PyDict_GetItemWithError(keys, kb);
+                    Py_DECREF(t);
+                } else if (PyErr_Occurred()) {
+                    failed = 1;
+                }
+            } else if (k == NULL) {
+                failed = 1;
+            }
+            Py_DECREF(kb);
+            if (failed)
+                break;
+            if (k == NULL || (k != skip && !PyUnicode_CheckExact(k) && (!PyTuple_CheckExact(k) || r->vlen < 0)))
+                ok = 0;
+            r->k = k;
+        }
+        if (failed || !ok)
+            break;
+        int64_t producer_id = be64(d + 43);
+        for (int32_t i = 0; i < count; i++) {
+            replay_rec *r = &recs[i];
+            if (r->offset < start)
+                continue;
+            nrec++;
+            if (r->k == skip)
+                continue;
+            if (PyUnicode_CheckExact(r->k)) { /* group metadata: kept as bytes, a tombstone deletes the group */
+                int err;
+                if (r->vlen < 0) {
+                    int has = PyDict_Contains(groups, r->k);
+                    err = has < 0 || (has && PyDict_DelItem(groups, r->k) < 0) || PySet_Add(removed, r->k) < 0;
+                } else {
+                    PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
+                    err = value == NULL || PySet_Discard(removed, r->k) < 0 || PyDict_SetItem(groups, r->k, value) < 0;
+                    Py_XDECREF(value);
+                }
+                if (err) {
+                    failed = 1;
+                    break;
+                }
+                continue;
+            }
+            if (latest_put(&latest, r->k, d + r->value, r->vlen, r->offset, base, producer_id) < 0) {
+                failed = 1;
+                break;
+            }
+        }
+        if (failed)
+            break;
+        pos += total;
+    }
+    if (!failed && latest_flush(&latest, loaded) < 0)
+        failed = 1;
+    PyMem_Free(latest.ent);
+    PyMem_Free(latest.index);
+    PyMem_Free(recs);
+    PyBuffer_Release(&b);
+    if (failed)
+        return NULL;
+    return Py_BuildValue("(nL)", pos, nrec);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * MD5 of many key slices (kafkatool.ops.compact: the offset map stores keys' MD5 digests)
+ * ------------------------------------------------------------------------------------------- */
+
+static uint32_t md5_k[64];
+static const unsigned char md5_s[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                        5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
+                                        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
+
+static void md5_init(void)
+{
+    for (int i = 0; i < 64; i++) /* RFC 1321: the integer part of 2^32 * |sin(i + 1)| */
+        md5_k[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
+}
+
+static void md5_block(uint32_t h[4], const unsigned char *p)
+{
+    uint32_t m[16];
+    for (int i = 0; i < 16; i++)
+        m[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+               (uint32_t)p[4 * i + 3] << 24;
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    for (int i = 0; i < 64; i++) {
+        uint32_t f;
+        int g;
+        if (i < 16) {
+            f = (b & c) | (~b & d);
+            g = i;
+        } else if (i < 32) {
+            f = (d & b) | (~d & c);
+            g = (5 * i + 1) & 15;
+        } else if (i < 48) {
+            f = b ^ c ^ d;
+            g = (3 * i + 5) & 15;
+        } else {
+            f = c ^ (b | ~d);
+            g = (7 * i) & 15;
+        }
+        f += a + md5_k[i] + m[g];
+        a = d;
+        d = c;
+        c = b;
+        b += (f << md5_s[i]) | (f >> (32 - md5_s[i]));
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+}
+
+static void md5(const unsigned char *p, size_t n, unsigned char out[16])
+{
+    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+    size_t full = n & ~(size_t)63;
+    for (size_t off = 0; off < full; off += 64)
+        md5_block(h, p + off);
+    unsigned char tail[128];
+    size_t rem = n - full, tl = rem < 56 ? 64 : 128;
+    memcpy(tail, p + full, rem);
+    tail[rem] = 0x80;
+    memset(tail + rem + 1, 0, tl - rem - 1);
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++)
+        tail[tl - 8 + i] = (unsigned char)(bits >> (8 * i));
+    md5_block(h, tail);
+    if (tl == 128)
+        md5_block(h, tail + 64);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (unsigned char)(h[i] >> (8 * j));
+}
+
+/* md5_slices(buf, starts, ends) -> bytes: the MD5 digests of buf[s:e] for the native int64 pairs of
+ * `starts`/`ends` (bytes of equal length), 16 bytes each, slices clamped as Python clamps them; None
+ * when a position is negative (Python's slice would count from the end: its own loop does that). */
+static PyObject *py_md5_slices(PyObject *self, PyObject *args)
+{
+    Py_buffer b, s, e;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &b, &s, &e))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = s.len / 8;
+    if (s.len != e.len || s.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends must be int64 arrays of one length");
+        goto done;
+    }
+    const char *sp = s.buf, *ep = e.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k0, k1;
+        memcpy(&k0, sp + 8 * i, 8);
+        memcpy(&k1, ep + 8 * i, 8);
+        if (k0 < 0 || k1 < 0) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * 16);
+    if (out == NULL)
+        goto done;
+    unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+    const unsigned char *src = b.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k0, k1;
+        memcpy(&k0, sp + 8 * i, 8);
+        memcpy(&k1, ep + 8 * i, 8);
+        if (k1 > b.len)
+            k1 = b.len;
+        if (k0 > k1)
+            k0 = k1;
+        md5(src + k0, (size_t)(k1 - k0), dst + 16 * i);
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&e);
+    return out;
+}
+
+/* walk_record_starts(buf, spans) -> (starts, walked): step 2 of kafkatool.ops.compact.keys'
+ * _decode_key_columns_round.  `spans` holds native int64 triples (data start, data end, record
+ * count); each span's records are walked from one record's length (a varint of up to 3 bytes, read
+ * as that loop reads it) to the next.  A span that cannot hold its records, whose walk runs off the
+ * buffer or meets a longer length is not walked (b"\0" in `walked`, no starts); the others give
+ * `count` starts (native int64, in a bytearray: the caller clamps them in place) and b"\1".  None for
+ * a negative start or count (never made by the caller): its Python loop then walks. */
+static PyObject *py_walk_record_starts(PyObject *self, PyObject *args)
+{
+    Py_buffer b, sp;
+    if (!PyArg_ParseTuple(args, "y*y*", &b, &sp))
+        return NULL;
+    PyObject *starts = NULL, *walked = NULL, *out = NULL;
+    Py_ssize_t nspans = sp.len / 24, total = 0, used = 0;
+    if (sp.len % 24) {
+        PyErr_SetString(PyExc_ValueError, "spans must be int64 triples");
+        goto done;
+    }
+    const char *spp = sp.buf;
+    for (Py_ssize_t i = 0; i < nspans; i++) {
+        int64_t t[3];
+        memcpy(t, spp + 24 * i, 24);
+        if (t[0] < 0 || t[2] < 0 || t[2] > PY_SSIZE_T_MAX / 16 - total) {
+            out = Py_NewRef(Py_None); /* a negative position or count: the Python loop */
+            goto done;
+        }
+        if ((i128)t[2] * 7 <= (i128)t[1] - t[0]) /* MIN_V2_RECORD_SIZE: else the span is not walked */
+            total += (Py_ssize_t)t[2];
+    }
+    starts = PyByteArray_FromStringAndSize(NULL, total * 8);
+    walked = PyBytes_FromStringAndSize(NULL, nspans);
+    if (starts == NULL || walked == NULL)
+        goto done;
+    char *dst = PyByteArray_AS_STRING(starts), *wk = PyBytes_AS_STRING(walked);
+    const unsigned char *d = b.buf;
+    const i128 n = b.len;
+    for (Py_ssize_t i = 0; i < nspans; i++) {
+        int64_t t[3];
+        memcpy(t, spp + 24 * i, 24);
+        wk[i] = 0;
+        if ((i128)t[2] * 7 > (i128)t[1] - t[0])
+            continue;
+        i128 at = t[0];
+        Py_ssize_t first = used;
+        int ok = 1;
+        for (int64_t r = 0; r < t[2]; r++) {
+            unsigned c, c2, c3;
+            if (at >= n) { /* Python's IndexError */
+                ok = 0;
+                break;
+            }
+            int64_t a64 = (int64_t)at;
+            memcpy(dst + 8 * used++, &a64, 8);
+            c = d[(Py_ssize_t)at];
+            if (c < 0x80) {
+                at += 1 + (c >> 1);
+                continue;
+            }
+            if (at + 1 >= n) {
+                ok = 0;
+                break;
+            }
+            c2 = d[(Py_ssize_t)at + 1];
+            if (c2 < 0x80) {
+                at += 2 + (((c & 0x7F) >> 1) | (c2 << 6));
+                continue;
+            }
+            if (at + 2 >= n || (c3 = d[(Py_ssize_t)at + 2]) >= 0x80) {
+                ok = 0;
+                break;
+            }
+            at += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13));
+        }
+        if (!ok) {
+            used = first;
+            continue;
+        }
+        wk[i] = 1;
+    }
+    if (PyByteArray_Resize(starts, used * 8) < 0)
+        goto done;
+    out = PyTuple_Pack(2, starts, walked);
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(walked);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&sp);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1082,6 +1745,11 @@ static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "init(Record, CorruptRecordError, java_utf8)."},
     {"decode_v2_records", py_decode_v2_records, METH_VARARGS, "default_records.decode_v2_records, compiled."},
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
+    {"offset_commit_key", py_offset_commit_key, METH_O, "A key v0/v1 as (group, topic, partition), v2 as the group."},
+    {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
+    {"walk_record_starts", py_walk_record_starts, METH_VARARGS, "The cleaner's walk from record length to record."},
+    {"md5_slices", py_md5_slices, METH_VARARGS, "MD5 digests of many slices of one buffer, concatenated."},
+    {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1091,5 +1759,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kafkatool._speedups"
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    md5_init();
     return PyModule_Create(&module);
 }

@@ -13,15 +13,18 @@ import hashlib
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkatool.log.codecs import Codec
+from kafkatool.log.core import load_speedups
 from kafkatool.log.crc import crc32c
 from kafkatool.log.default_records import decode_v2_records
 from kafkatool.log.record import Record
 from kafkatool.log.records import BatchScan
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
+from kafkatool.ops.compact import keys as keys_module
 from kafkatool.ops.compact.keys import batch_key_columns, decode_key_columns, decode_v2_keys
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -99,6 +102,29 @@ def test_decode_key_columns_is_records_decoding_batch_by_batch(seed, damage):
         assert cols.keys(which, hashlib.md5) == [
             None if k is None else hashlib.md5(k).digest() for k, w in zip(expected[2], which, strict=True) if w
         ]
+        keyed = which & ~cols.null_keys  # the cleaner's digests (MD5 compiled when built): hashlib's bytes
+        want = b"".join(hashlib.md5(k).digest() for k, w in zip(expected[2], keyed, strict=True) if w)
+        for core in (load_speedups(), None):
+            saved, keys_module.speedups = keys_module.speedups, core
+            try:
+                assert cols.key_digests(keyed, hashlib.md5).tobytes() == want
+                assert cols.key_digests(keyed, hashlib.md5).shape == (int(keyed.sum()), 16)
+            finally:
+                keys_module.speedups = saved
+
+
+@pytest.mark.skipif(load_speedups() is None, reason="the compiled core is not built")
+def test_compiled_md5_is_hashlibs_at_every_padding_length() -> None:
+    sp = load_speedups()
+    rng = random.Random(5)
+    buf = rng.randbytes(3000)
+    spans = [(0, n) for n in range(0, 260)] + [(rng.randrange(3100), rng.randrange(3100)) for _ in range(2000)]
+    starts = np.array([a for a, _ in spans], dtype=np.int64).tobytes()
+    ends = np.array([b for _, b in spans], dtype=np.int64).tobytes()
+    assert sp.md5_slices(buf, starts, ends) == b"".join(hashlib.md5(buf[a:b]).digest() for a, b in spans)
+    assert sp.md5_slices(buf, np.array([-1], dtype=np.int64).tobytes(), np.array([3], dtype=np.int64).tobytes()) is None
+    with pytest.raises(ValueError):
+        sp.md5_slices(buf, starts, ends[:8])
 
 
 @SETTINGS
@@ -153,3 +179,29 @@ def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
     buf = b"".join(parts)
     cols = decode_key_columns(list(BatchScan(buf)))
     assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
+
+
+@pytest.mark.skipif(load_speedups() is None, reason="the compiled core is not built")
+@SETTINGS
+@given(seed=st.integers(0, 2**32))
+def test_compiled_record_walk_is_the_python_walk(seed):
+    """The cleaner's walk over record lengths, compiled and in Python, over real logs' record data and
+    random bytes with random spans (runs off the end, long varints, impossible counts)."""
+    rng = random.Random(seed)
+    if seed % 2:
+        buf = _log(seed, seed % 3)
+        spans = [(0, b.position + 61, b.position + b.size, b.count or 0) for b in BatchScan(buf) if b.magic >= 2]
+    else:
+        buf = rng.randbytes(rng.randrange(0, 400))
+        spans = []
+        for _ in range(rng.randrange(0, 8)):
+            at = rng.randrange(0, len(buf) + 5)
+            spans.append((0, at, at + rng.randrange(0, 200), rng.randrange(0, 40)))
+    sp = load_speedups()
+    got = sp.walk_record_starts(buf, np.array([w[1:] for w in spans], dtype=np.int64).tobytes()) if spans else None
+    want_starts, want_walked = keys_module._walk_record_starts(buf, spans)
+    if got is None:
+        assert not spans
+        return
+    assert np.frombuffer(got[0], dtype=np.int64).tolist() == want_starts.tolist()
+    assert [w for w, ok in zip(spans, got[1], strict=True) if ok] == want_walked

@@ -18,6 +18,11 @@ segment files gives the offsets a coordinator would serve, without a broker:
   commits); any other key version is reported, as the broker refuses to load it.
 
 Each `__consumer_offsets` partition is replayed on its own, as each is loaded on its own.
+
+With the compiled core (`kafkatool.log.core`), runs of plain batches of offset commits and group
+metadata are replayed by one C call a run (`offsets_replay_run`), which stops before any batch it does
+not read exactly as the loop below would; that batch, and everything when the core is absent or a
+history is asked for, goes through the Python loop.  tests/test_offsets_core_diff.py holds them equal.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 from kafkatool.jvm.hashing import string_hash
 from kafkatool.log.checkpoint import read_offset_checkpoint
+from kafkatool.log.core import speedups
 from kafkatool.log.decoders.offsets import (
     GROUP_RECORD_TYPES,
     GroupMetadataKey,
@@ -193,6 +199,11 @@ class _PartitionReplay:
 
     def _commit(self, gtp: GroupTopicPartition, raw: _Raw) -> OffsetCommit | None:
         value, offset, base, pid = raw
+        fields = speedups.offset_commit_value(value) if speedups is not None else None
+        if fields is not None:  # the compiled decoder of the common versions; None: the Python one
+            o, metadata, commit_ts, expire_ts, epoch = fields
+            return OffsetCommit(gtp[0], gtp[1], gtp[2], o, metadata, commit_ts, expire_ts, epoch,
+                                self.log_partition, offset, base, pid)
         try:
             v = decode_offset_commit_value(value)
         except ValueError as exc:
@@ -316,17 +327,36 @@ def replay_partition_dir(
     wanted_set = None if groups is None else set(groups)
     wanted: Callable[[str], bool] = (lambda g: True) if wanted_set is None else wanted_set.__contains__
     rp = _PartitionReplay(parsed[1], wanted, on_event)
+    # the compiled run replays plain offset-commit/group batches and stops before any other, which the
+    # Python loop below replays; the history (on_event) decodes every record, so it is Python's
+    fast = speedups.offsets_replay_run if speedups is not None and on_event is None else None
     for seg in list_segments(partition_dir):
         with MappedFile(seg.log) as mf:
-            scan = BatchScan(mf.buf)
-            for batch in scan:
+            buf = mf.buf
+            end = len(buf)
+            pos = 0
+            scan = BatchScan(buf, pos, end)
+            batches = iter(scan)
+            while True:
+                if fast is not None:
+                    run_end, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
+                                      wanted_set, _SKIP)
+                    rp.records += n
+                    if run_end != pos:  # the Python walk resumes where the compiled run stopped
+                        pos = run_end
+                        scan = BatchScan(buf, pos, end)
+                        batches = iter(scan)
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                pos = batch.end
                 if batch.next_offset <= log_start_offset:
                     continue
                 try:
                     records = batch.records()
                 except (LogFormatError, ValueError) as exc:
                     rp.problems.append(f"{seg.log}: batch at position {batch.position}: {exc}")
-                    break
+                    break  # the scan ends after this batch, as the walk did
                 if batch.is_control:
                     if records:
                         r = records[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import compress
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.decoded import DecodedRecords
 from kafkatool.ops.compact.keys import BatchKeyColumns, decode_key_columns
 from kafkatool.ops.compact.manager import CleanerSegment, PartitionLog
-from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap, digest_array
+from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap
 from kafkatool.ops.compact.stats import CleanerStats, GroupResult
 from kafkatool.ops.compact.transactions import TransactionTracker, control_type
 from kafkatool.ops.compact.writer import ChunkPieces, CleanedSegment, read_chunks
@@ -130,7 +130,7 @@ class Cleaner:
         st.map_records_read += len(cols)
         st.map_keyless += int(cols.null_keys.sum())
         wanted = ~cols.null_keys & (cols.offsets >= start)
-        digests = cols.keys(wanted, KEY_HASH)
+        digests = cols.key_digests(wanted, KEY_HASH)
         if len(digests) == len(cols):
             offsets, ends = cols.offsets, cols.starts[1:]
         else:
@@ -144,7 +144,7 @@ class Cleaner:
                 bound = next(it)
             bounds.append(bound)
         omap = self.map
-        consumed = omap.put_until_full(digest_array(cast("list[bytes]", digests)), offsets) if digests else 0
+        consumed = omap.put_until_full(digests, offsets) if len(digests) else 0
         full = consumed < len(digests)
         covered = lasts[: bisect_right(bounds, consumed)] if full else lasts
         if covered:
@@ -342,7 +342,7 @@ class Cleaner:
             if bool((lookup & ~decoded_rec).any()):  # noted records are all in the map: cannot happen
                 columns = self._record_columns(seg, batches, use_noted=False)
                 cols, decoded_rec = columns[5], columns[6]
-            mapped = self.map.get_many(digest_array(cast("list[bytes]", cols.keys(lookup[decoded_rec], KEY_HASH))))
+            mapped = self.map.get_many(cols.key_digests(lookup[decoded_rec], KEY_HASH))
             latest_of_key[lookup] = offsets[lookup] >= mapped
         past_map = offsets > latest
         st.keyless_dropped += int((judged_rec & ~keyed & ~past_map).sum())

@@ -8,9 +8,11 @@ back to it on any damage, so errors are its errors).  Only the cleaner uses them
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkatool.log.codecs import Codec
+from kafkatool.log.core import speedups
 from kafkatool.log.default_records import ZIGZAG, decode_v2_records, read_headers
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.record import NO_SEQUENCE, V2_HEADER_SIZE, Record
@@ -205,6 +207,31 @@ class BatchKeyColumns:
                 out[j] = None
         return out
 
+    def key_digests(self, which: np.ndarray, key_digest: Callable[[bytes], Any]) -> np.ndarray:
+        """The digests of the keys `which` selects (none of them null) as an (n, size) uint8 array:
+        what `keys(which, key_digest)` joins to.  MD5 (the offset map's) is hashed by the compiled core
+        in one call per buffer when it is built; any other hash, or a null key, takes `keys`."""
+        import numpy as np
+
+        size = len(key_digest(b"").digest())
+        if speedups is None or key_digest(b"").name != "md5" or bool(self.null_keys[which].any()):
+            return np.frombuffer(b"".join(self.keys(which, key_digest)), dtype=np.uint8).reshape(-1, size)
+        picked = np.flatnonzero(which)
+        parts: list[bytes] = []
+        for first, end, buf in self._runs:
+            lo, hi = np.searchsorted(picked, (first, end))
+            if lo == hi:
+                continue
+            sel = picked[lo:hi]
+            starts = self._key_start[sel].astype(np.int64).tobytes()
+            ends = self._key_end[sel].astype(np.int64).tobytes()
+            got = speedups.md5_slices(buf, starts, ends)
+            parts.append(got if got is not None else b"".join(key_digest(k).digest() for k in self._slices(buf, sel)))
+        return np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(-1, size)
+
+    def _slices(self, buf: Any, sel: np.ndarray) -> list[Any]:
+        return [buf[k0:k1] for k0, k1 in zip(self._key_start[sel].tolist(), self._key_end[sel].tolist(), strict=True)]
+
 
 MIN_V2_RECORD_SIZE = 7  # length, attributes, timestamp and offset deltas, key and value lengths, headers
 
@@ -234,7 +261,7 @@ def decode_key_columns(batches: Sequence[Batch], *, max_bytes: int = DECODE_BYTE
     """KeyColumns of many batches at once: what the log cleaner reads of every record, twice.
 
     Why: a per-record Python decoder costs microseconds a record; here only the walk from one record's
-    length to the next is a Python loop, and the fields of all records of all batches are then decoded
+    length to the next is a loop (compiled when the core is built, else Python), and the fields of all records of all batches are then decoded
     together with numpy, straight from the batches' buffer (the segment's mmap: nothing is copied unless
     batches are compressed), and keys are cut only when asked for (`BatchKeyColumns.keys`).  Batches
     this fast path does not cover (v0/v1, headers, varints longer than 3 bytes) and damaged ones are
@@ -278,6 +305,42 @@ def _concat_key_columns(parts: list[BatchKeyColumns]) -> BatchKeyColumns:
     )
 
 
+def _walk_record_starts(buf: bytes, spans: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+    """Step 2 of `_decode_key_columns_round` in Python: the starts of the records of every span it could
+    walk, and those spans (the compiled core's `walk_record_starts` is the same walk)."""
+    import numpy as np
+
+    steps: list[int] = []
+    add = steps.append
+    walked: list[tuple[int, int, int, int]] = []
+    for span in spans:
+        _i, at, end, count = span
+        if count * MIN_V2_RECORD_SIZE > end - at:
+            continue  # cannot hold its records: the one-by-one decoder reports the damage
+        first = len(steps)
+        try:
+            for _ in range(count):
+                add(at)
+                c = buf[at]
+                if c < 0x80:
+                    at += 1 + (c >> 1)
+                    continue
+                c2 = buf[at + 1]
+                if c2 < 0x80:
+                    at += 2 + (((c & 0x7F) >> 1) | (c2 << 6))
+                    continue
+                c3 = buf[at + 2]
+                if c3 >= 0x80:
+                    raise IndexError  # a 4+ byte length: left to the one-by-one decoder
+                at += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13))
+        except IndexError:
+            del steps[first:]
+            continue
+        walked.append(span)
+    starts = np.array(steps, dtype=np.int64)
+    return starts, walked
+
+
 def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple[BatchKeyColumns, int]:
     """decode_key_columns of the batches up to where max_bytes of them are decompressed; returns the
     columns and how many batches they cover."""
@@ -319,39 +382,19 @@ def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple
             at += len(data)
         buf = b"".join(parts)
         spans = moved
-    # 2. the walk: each record's start from the previous record's length (one Python step a record).
+    # 2. the walk: each record's start from the previous record's length (compiled, else a Python step a record).
     # Only starts are proposed here (a negative length walks on as if positive); step 3 checks every
     # record and that each ends where the next one starts.
     a = np.frombuffer(buf, dtype=np.uint8)
     top = len(a) - 1
-    steps: list[int] = []
-    add = steps.append
-    walked: list[tuple[int, int, int, int]] = []
-    for span in spans:
-        _i, at, end, count = span
-        if count * MIN_V2_RECORD_SIZE > end - at:
-            continue  # cannot hold its records: the one-by-one decoder reports the damage
-        first = len(steps)
-        try:
-            for _ in range(count):
-                add(at)
-                c = buf[at]
-                if c < 0x80:
-                    at += 1 + (c >> 1)
-                    continue
-                c2 = buf[at + 1]
-                if c2 < 0x80:
-                    at += 2 + (((c & 0x7F) >> 1) | (c2 << 6))
-                    continue
-                c3 = buf[at + 2]
-                if c3 >= 0x80:
-                    raise IndexError  # a 4+ byte length: left to the one-by-one decoder
-                at += 3 + (((c & 0x7F) >> 1) | ((c2 & 0x7F) << 6) | (c3 << 13))
-        except IndexError:
-            del steps[first:]
-            continue
-        walked.append(span)
-    starts = np.array(steps, dtype=np.int64)
+    got = None
+    if speedups is not None and spans:  # the same walk, compiled
+        got = speedups.walk_record_starts(buf, np.array([w[1:] for w in spans], dtype=np.int64).tobytes())
+    if got is not None:
+        starts = np.frombuffer(got[0], dtype=np.int64)
+        walked = list(compress(spans, got[1]))
+    else:
+        starts, walked = _walk_record_starts(buf, spans)
     # 3. every field of every walked record, vectorised; a record that does not check out marks its batch
     m = len(starts)
     batch_ok: list[bool] = []
