@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafkatool.log.codecs import Codec
 from kafkatool.log.core import speedups
@@ -215,7 +215,8 @@ class BatchKeyColumns:
 
         size = len(key_digest(b"").digest())
         if speedups is None or key_digest(b"").name != "md5" or bool(self.null_keys[which].any()):
-            return np.frombuffer(b"".join(self.keys(which, key_digest)), dtype=np.uint8).reshape(-1, size)
+            digests = cast("list[bytes]", self.keys(which, key_digest))  # callers select no null key
+            return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, size)
         picked = np.flatnonzero(which)
         parts: list[bytes] = []
         for first, end, buf in self._runs:
