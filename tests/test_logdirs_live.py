@@ -381,3 +381,61 @@ def test_mixing_offline_and_live_is_refused(tmp_path: Path) -> None:
 def test_unreachable_is_one_line_and_exit_3() -> None:
     got = _run("log-dirs", "--describe", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2")
     assert got.returncode == 3 and got.stderr.startswith("kafkatool: ") and got.stderr.count("\n") == 1
+
+
+# -- sizes for reassign --strategy minimal ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["offline", "live"])
+def test_minimal_plan_takes_sizes_from_a_log_dirs_file(tmp_path: Path, source: str) -> None:
+    """The file's sizes (audit big, orders small) decide, not the brokers' (orders big): no DescribeLogDirs."""
+    sizes_file = tmp_path / "sizes.json"
+    if source == "offline":
+        for t, parts, records in (("orders", range(4), 5), ("audit", range(2), 3000)):
+            for p in parts:
+                made = _run("generate", str(tmp_path / "ld"), "--topic", t, "--partition", str(p),
+                            "--records", str(records))
+                assert made.returncode == 0, made.stderr
+        got = _run("log-dirs", str(tmp_path / "ld"), "--format", "json")
+        on_disk = {(d.name.rsplit("-", 1)[0], int(d.name.rsplit("-", 1)[1])): sum(f.stat().st_size
+                   for f in d.glob("*.log")) for d in (tmp_path / "ld").iterdir() if d.is_dir()}
+    else:
+        with FakeKafka({1: None, 2: None}, log_dirs=("/a", "/b")) as other:
+            other.add_topic("orders", {p: [1, 2] for p in range(4)}, size=50)
+            other.add_topic("audit", {0: [1, 2], 1: [2, 1]}, size=70000)
+            other.partition("audit", 0).future_dir[1] = "/b"  # a future replica's row must not count
+            got = _run("log-dirs", "--describe", "--bootstrap-server", other.bootstrap, "--format", "json")
+        on_disk = {("orders", p): 50 for p in range(4)} | {("audit", p): 70000 for p in range(2)}
+    assert got.returncode == 0, got.stderr
+    sizes_file.write_text(got.stdout)
+    with FakeKafka({1: "r1", 2: "r2", 3: "r1", 4: "r2"}, controller=2) as k:
+        k.add_topic("orders", {0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [4, 1]}, size=1000)
+        k.add_topic("audit", {0: [1, 2], 1: [2, 1]}, size=10)
+        (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"},{"topic":"audit"}],"version":1}')
+        r = subprocess.run([sys.executable, "-m", "kafkatool", "reassign", "--bootstrap-server", k.bootstrap,
+                            "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2,3,4",
+                            "--strategy", "minimal", "--log-dir-sizes", str(sizes_file), "--format", "json",
+                            "--no-plan-file"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert not [key for key, _ in k.requests if key == 35]  # the brokers were not asked
+    doc = json.loads(r.stdout)
+    current = {("orders", 0): [1, 2], ("orders", 1): [2, 3], ("orders", 2): [3, 4], ("orders", 3): [4, 1],
+               ("audit", 0): [1, 2], ("audit", 1): [2, 1]}
+    proposed = dict(current) | {(e["topic"], e["partition"]): e["replicas"] for e in doc["proposed"]["partitions"]}
+    moved = [tp for tp in current if set(proposed[tp]) != set(current[tp])]
+    assert moved and all(t == "orders" for t, _ in moved)  # the small ones by the file
+    assert doc["summary"]["bytes_to_move"] == sum(on_disk[tp] * len(set(proposed[tp]) - set(current[tp]))
+                                                  for tp in moved)
+
+
+def test_sizes_parse_kafkas_whole_stdout_and_skip_future_and_failed_dirs() -> None:
+    from kafkatool.cluster.model import TopicPartition
+    from kafkatool.cluster.reassign import parse_sizes
+
+    described = {1: [live.LogDirInfo("/a", 0, [live.ReplicaDir("t", 0, 500, 0, False),
+                                                live.ReplicaDir("t", 1, 9, 0, True)]),
+                     live.LogDirInfo("/b", 56, [])],
+                 2: [live.LogDirInfo("/a", 0, [live.ReplicaDir("t", 0, 700, 0, False)])]}
+    choice = live.choose_brokers([1, 2], None, parse_release("4.0"))
+    assert parse_sizes(live.describe_text(described, choice, [], parse_release("4.0"))) == {TopicPartition("t", 0): 700}
+    assert parse_sizes(json.dumps(live.rows(described))) == {TopicPartition("t", 0): 700}
