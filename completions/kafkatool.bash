@@ -288,11 +288,20 @@ _kafkatool() {
             ;;
         "replicas")
             case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --report-interval-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --time-limit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --fetch-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-wait-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --leader) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --partition --records --leader --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --bootstrap-server --topic --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

@@ -6,7 +6,8 @@ some printed lines, is the table's bucket order.  A `HashMap` iterates bucket by
 (`index = (h ^ h >>> 16) & (capacity - 1)`), and within a bucket in insertion order (resizing splits
 buckets but keeps relative order), so the order is a stable sort by bucket index.  Bins that turn
 into trees (8+ colliding keys in one bucket) are not modelled; names that collide that badly do not
-occur in practice.
+occur in practice.  `ConcurrentHashMap` (Kafka's `Pool`) has the same buckets but grows earlier and
+reorders a bucket's keys when it splits it (`concurrent_hash_order`).
 """
 
 from __future__ import annotations
