@@ -439,3 +439,20 @@ def test_sizes_parse_kafkas_whole_stdout_and_skip_future_and_failed_dirs() -> No
     choice = live.choose_brokers([1, 2], None, parse_release("4.0"))
     assert parse_sizes(live.describe_text(described, choice, [], parse_release("4.0"))) == {TopicPartition("t", 0): 700}
     assert parse_sizes(json.dumps(live.rows(described))) == {TopicPartition("t", 0): 700}
+
+
+def test_a_broker_that_fails_the_request_is_one_line_and_exit_3(cluster: FakeKafka) -> None:
+    cluster.fail_request[35] = 10  # the broker drops the connection on DescribeLogDirs
+    got = _run("log-dirs", "--describe", "--bootstrap-server", cluster.bootstrap, "--timeout", "5")
+    assert got.returncode == 3, got.stderr
+    assert got.stdout == "Querying brokers for log directories information\n"  # as Kafka's tool, then it fails
+    assert got.stderr.startswith("kafkatool: log-dirs: describe log dirs: broker ")
+    assert got.stderr.count("\n") == 1
+
+
+def test_sums_as_text(cluster: FakeKafka) -> None:
+    got = _run("log-dirs", "--describe", "--bootstrap-server", cluster.bootstrap, "--by", "broker")
+    assert got.returncode == 0, got.stderr
+    lines = [line.split() for line in got.stdout.splitlines()]
+    assert lines[0] == ["BROKER", "PARTITIONS", "SIZE", "FUTURE"]
+    assert {tuple(r[:2]) for r in lines[1:]} == {("1", "3"), ("2", "3"), ("1003", "2")}

@@ -176,3 +176,16 @@ def test_report_order_is_a_concurrent_hash_maps(tmp_path) -> None:  # type: igno
         ours = jc.concurrent_hash_order(case, lambda tp: topic_partition_hash(*tp))
         mismatched += " ".join(f"{t}/{p}" for t, p in ours) != want
     assert mismatched == 0
+
+
+def test_start_at_a_time(cluster: FakeKafkaCluster) -> None:
+    """--time T starts at the first record at or after T (the fake's record o is at first + o s)."""
+    fp = cluster.partition("audit", 0)
+    got = _run("--bootstrap-server", cluster.bootstrap, "--topic", "audit", "--time", str(fp.timestamp_of(25)),
+               "--format", "json")
+    assert got.returncode == 0, got.stderr
+    (row,) = json.loads(got.stdout)
+    assert (row["offset"], row["high_watermark"], row["lag"]) == (40, 40, 0)  # verified from 25 to the end
+    later = _run("--bootstrap-server", cluster.bootstrap, "--topic", "audit", "--time", str(fp.timestamp_of(99)),
+                 "--format", "json")
+    assert later.returncode == 0 and json.loads(later.stdout)[0]["offset"] == 40

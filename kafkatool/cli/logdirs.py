@@ -133,10 +133,17 @@ def _describe_live(bootstrap_server: str | None, command_config: Path | None, ti
                 raise CliError(f"log-dirs: --broker-list: no broker {','.join(map(str, choice.missing))} "
                                "in the cluster", EXIT_USAGE)
             raise CliError(f"log-dirs: {line}", EXIT_USAGE)  # 4.0: a TerseException, on stderr
-        if output_format == "text":
+        if output_format == "text" and by == "partition":
             sys.stdout.write(live.QUERYING + "\n")
             sys.stdout.flush()
         described = cluster.describe_log_dirs(choice.existing)
+    if output_format == "text" and by != "partition":  # sums asked for: our text, not Kafka's JSON
+        sums = _live_sums(live.rows(described, topics), by)
+        keys = [k for k in (sums[0] if sums else {"partitions": 0}) if k not in ("partitions", "size", "future_size")]
+        sys.stdout.write(aligned_text([k.upper().replace("_", "-") for k in keys] + ["PARTITIONS", "SIZE", "FUTURE"],
+                                      [[str(g[k]) for k in keys] + [str(g["partitions"]), _human(g["size"]),
+                                                                    _human(g["future_size"])] for g in sums]))
+        return
     if output_format == "text":
         text_out = live.describe_text(described, choice, topics, text)
         sys.stdout.write(text_out[len(live.QUERYING) + 1:])

@@ -135,6 +135,9 @@ class ReplicaVerifier:
         self.topic_ids = {t: meta.topic_ids.get(t) for t in names}
         specs = {tp: self.initial_time for tp in replicas}
         listed = self.brokers.list_offsets(specs)
+        if self.initial_time >= 0:  # no record at or after the time: nothing to verify before the log end
+            none = [tp for tp, got in listed.items() if got.offset is None and not got.error]
+            listed.update(self.brokers.list_offsets(dict.fromkeys(none, LATEST)) if none else {})
         for tp, reps in replicas.items():
             got = listed.get(tp)
             if got is None or got.offset is None:
