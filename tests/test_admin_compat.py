@@ -19,7 +19,9 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest
 
+import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool
 from tests.support.fake_admin import FakeKafka
 from tests.support.fake_groups import FakeKafkaCluster
@@ -52,6 +54,7 @@ def _reassign_cases(k: FakeKafka, tmp: Path) -> dict[str, Callable[[], Result]]:
         "reassign --cancel": lambda: run("reassign", "--cancel", "--reassignment-json-file", "r.json"),
         "elect --dry-run": lambda: run("elect", "--election-type", "preferred", "--all-topic-partitions", "--dry-run"),
         "elect": lambda: run("elect", "--election-type", "preferred", "--all-topic-partitions"),
+        "log-dirs --describe": lambda: run("log-dirs", "--describe"),
     }
 
 
@@ -65,6 +68,7 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
                                                "--execute"),
         "offsets export": lambda: run("offsets", "export", "--group", "app"),
         "offsets end": lambda: run("offsets", "end", "--topic", "orders"),
+        "replicas (live)": lambda: run("replicas", "--time", "-2"),
     }
 
 
@@ -80,7 +84,10 @@ def readme_table() -> dict[str, dict[str, str]]:
     """command -> release column -> cell, from the README's compatibility table."""
     text = README.read_text()
     section = text[text.index("### Compatibility with broker releases"):]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    rows = lines[start:end]  # the first table only (later sections have tables of their own)
     header = [h.strip() for h in rows[0].strip("|").split("|")]
     table = {}
     for line in rows[2:]:
