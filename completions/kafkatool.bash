@@ -146,6 +146,11 @@ _kafkatool() {
             ;;
         "log-dirs")
             case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --by) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --retention-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -153,7 +158,7 @@ _kafkatool() {
                 --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --describe --bootstrap-server --broker-list --topic-list --command-config --timeout --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets")
@@ -256,7 +261,7 @@ _kafkatool() {
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --start-index) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --replica-shift) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --sizes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --sizes|--log-dir-sizes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --plan-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --reassignment-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --throttle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -268,7 +273,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "recover")
@@ -283,11 +288,20 @@ _kafkatool() {
             ;;
         "replicas")
             case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --report-interval-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --time-limit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --fetch-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-wait-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --leader) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --partition --records --leader --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --bootstrap-server --topic --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

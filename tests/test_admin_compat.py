@@ -19,7 +19,9 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest
 
+import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool
 from tests.support.fake_admin import FakeKafka
 from tests.support.fake_groups import FakeKafkaCluster
@@ -52,6 +54,7 @@ def _reassign_cases(k: FakeKafka, tmp: Path) -> dict[str, Callable[[], Result]]:
         "reassign --cancel": lambda: run("reassign", "--cancel", "--reassignment-json-file", "r.json"),
         "elect --dry-run": lambda: run("elect", "--election-type", "preferred", "--all-topic-partitions", "--dry-run"),
         "elect": lambda: run("elect", "--election-type", "preferred", "--all-topic-partitions"),
+        "log-dirs --describe": lambda: run("log-dirs", "--describe"),
     }
 
 
@@ -65,6 +68,7 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
                                                "--execute"),
         "offsets export": lambda: run("offsets", "export", "--group", "app"),
         "offsets end": lambda: run("offsets", "end", "--topic", "orders"),
+        "replicas (live)": lambda: run("replicas", "--time", "-2"),
     }
 
 

@@ -36,6 +36,8 @@ Examples:
   kafkatool reassign --zookeeper zk1:2181/kafka --generate --topics-to-move-json-file topics.json --broker-list 1,2,3,4 --strategy minimal --sizes log-dirs.json
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3 --seed 42
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --compare
+  kafkatool log-dirs /var/lib/kafka/data --format json > sizes.json   # or: log-dirs --describe --bootstrap-server …
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --log-dir-sizes sizes.json
   kafkatool reassign --bootstrap-server k1:9092 --execute --reassignment-json-file reassign-plan-20240101T000000Z.json --throttle 50000000
   kafkatool reassign --bootstrap-server k1:9092 --verify --reassignment-json-file plan.json
   kafkatool reassign --bootstrap-server k1:9092 --cancel --reassignment-json-file plan.json
@@ -158,7 +160,7 @@ def reassign(
     seed: int | None = typer.Option(D.seed, "--seed", help="Seed Kafka's java.util.Random: the same seed gives Kafka's output exactly."),
     start_index: int | None = typer.Option(D.start_index, "--start-index", min=0, help="Fix Kafka's start index (and, unless --replica-shift, its shift)."),
     replica_shift: int | None = typer.Option(D.replica_shift, "--replica-shift", min=0, help="Fix Kafka's replica shift."),
-    sizes: Path | None = typer.Option(D.sizes, "--sizes", metavar="FILE", help="Partition sizes (kafka-log-dirs.sh JSON or {\"t-0\": bytes}); the Admin API reads them itself."),
+    sizes: Path | None = typer.Option(D.sizes, "--sizes", "--log-dir-sizes", metavar="FILE", help="Partition sizes for --strategy minimal instead of asking the brokers: `kafkatool log-dirs --format json` (offline or live), kafka-log-dirs.sh output or {\"t-0\": bytes}."),
     compare: bool = typer.Option(D.compare, "--compare", help="Also plan with the other strategy and print both summaries."),
     plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
     no_plan_file: bool = typer.Option(D.no_plan_file, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),

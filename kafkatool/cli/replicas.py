@@ -11,7 +11,8 @@ from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_FINDINGS, EXIT_USAGE, CliError
 from kafkatool.cli.render import check_format, dumps
 
-HELP = """Compare the replicas of one partition offline: where they diverge, and what truncation would drop.
+HELP = """Compare the replicas of one partition offline: where they diverge, and what truncation would drop;
+or live (--bootstrap-server), Kafka's kafka-replica-verification.sh.
 
 Give the same partition's dir from several brokers (or copies of them), as PATH or NAME=PATH; with
 --partition TOPIC-N, PATHs may be log dirs.  For each pair: identical, behind (one holds all the
@@ -26,7 +27,19 @@ Exit codes: 0 identical or only behind; 1 diverged (or data differs below what t
 2 bad path or option.
 
 \\b
+Live (--bootstrap-server B --topic REGEX): each round fetches the same offsets from every replica of
+the matching topics' partitions as a debugging replica (Fetch replica id -2) and compares them
+batch by batch (last offset, checksum) up to each replica's high watermark, as Kafka's
+ReplicaVerificationTool does, printing its lines (unmatched checksum; offset mismatch, which stops
+the run; `max lag is N for partition T-P at offset O among K partitions` every
+--report-interval-ms and once at the end).  One round unless --time-limit S.  --time -2 starts
+at the log start (default -1: the log end, as Kafka).  --format json: per partition replicas,
+offset, high_watermark, lag, checksum_mismatches, first_divergence.  Exit 1 when replicas differ.
+
+\b
 Examples:
+  kafkatool replicas --bootstrap-server k1:9092 --topic 'orders.*' --time -2
+  kafkatool replicas --bootstrap-server k1:9092 --topic orders --time-limit 300 --report-interval-ms 10000
   kafkatool replicas broker1=/mnt/b1/kafka/orders-0 broker2=/mnt/b2/kafka/orders-0 broker3=/mnt/b3/kafka/orders-0
   kafkatool replicas /mnt/b1/kafka /mnt/b2/kafka --partition orders-0 --records
   kafkatool replicas b1=/backup/1/orders-0 b2=/backup/2/orders-0 --leader b2 --format json
@@ -119,10 +132,64 @@ def render_text(rep: object) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: float, topic: str | None,
+                 initial_time: int, fetch_size: int, max_wait_ms: int, report_interval_ms: int,
+                 time_limit: float | None, output_format: str) -> bool:
+    """Kafka's replica verification over the cluster; True when replicas differ."""
+    import time
+
+    from kafkatool.cli.cluster_options import cluster_errors
+    from kafkatool.cli.profiles import with_profile
+    from kafkatool.cluster.groups import BrokerOffsets
+    from kafkatool.cluster.replica_verify import ReplicaVerifier, kafka_time
+
+    def say(line: str) -> None:
+        if output_format == "text":
+            sys.stdout.write(f"{kafka_time(int(time.time() * 1000))}: {line}\n")
+            sys.stdout.flush()
+
+    _, bootstrap_server, command_config = with_profile(None, bootstrap_server, command_config)  # type: ignore[assignment]
+    with cluster_errors("replicas"):
+        conn = BrokerOffsets.connect(bootstrap_server, command_config, timeout)
+    try:
+        with cluster_errors("replicas"):
+            verifier = ReplicaVerifier(conn, topic or ".*", initial_time, fetch_size, max_wait_ms)
+            verifier.start()
+            say("verification process is started.")
+            started = last_report = time.monotonic()
+            while True:
+                for line in verifier.round():
+                    say(line)
+                now = time.monotonic()
+                done = verifier.stopped or time_limit is None or now - started >= time_limit
+                if done or (now - last_report) * 1000 > report_interval_ms:
+                    say(verifier.max_lag_line())
+                    last_report = now
+                if done:
+                    break
+    finally:
+        conn.close()
+    if output_format == "json":
+        sys.stdout.write(dumps(verifier.rows()) + "\n")
+    return verifier.diverged
+
+
 @app.command("replicas", help=HELP, no_args_is_help=True)
 @handle_errors
 def replicas(
-    paths: list[str] = typer.Argument(..., help="The partition's dirs (PATH or NAME=PATH), two or more."),
+    paths: list[str] = typer.Argument(None, help="The partition's dirs (PATH or NAME=PATH), two or more."),
+    bootstrap_server: str = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT[,HOST:PORT…]",
+                                         help="Live: verify the replicas of these brokers' cluster."),
+    topic: str = typer.Option(None, "--topic", metavar="REGEX", help="Live: topics to verify (default: all)."),
+    initial_time: int = typer.Option(-1, "--time", help="Live: start at -1 (log end), -2 (log start) or a time in ms."),
+    report_interval_ms: int = typer.Option(30000, "--report-interval-ms", help="Live: how often to report max lag."),
+    time_limit: float = typer.Option(None, "--time-limit", metavar="SECONDS", help="Live: verify for this long "
+                                     "(default: one round)."),
+    fetch_size: int = typer.Option(1024 * 1024, "--fetch-size", help="Live: bytes per partition per Fetch."),
+    max_wait_ms: int = typer.Option(1000, "--max-wait-ms", help="Live: how long each Fetch may wait for data."),
+    command_config: Path = typer.Option(None, "--command-config", metavar="FILE",
+                                        help="Live: Java client properties (security, client.id)."),
+    timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help="Live: limit for each cluster call."),
     partition: str = typer.Option(None, "--partition", help="TOPIC-N: the PATHs are log dirs holding it."),
     records: bool = typer.Option(False, "--records", help="Narrow each divergence to the first differing record."),
     leader: str = typer.Option(None, "--leader", help="The replica that leads, for the truncation forecast."),
@@ -131,6 +198,28 @@ def replicas(
     from kafkatool.ops.replicas import ReplicaInputError, compare_replicas, report_dict
 
     check_format(output_format, ("text", "json"))
+    if bootstrap_server or topic is not None or time_limit is not None:
+        if paths:
+            raise CliError("replicas: give partition dir PATHs (offline) or --bootstrap-server (live), not both",
+                           EXIT_USAGE)
+        if not bootstrap_server:
+            raise CliError("replicas: the live mode needs --bootstrap-server", EXIT_USAGE)
+        if partition or records or leader:
+            raise CliError("replicas: --partition, --records and --leader apply to dirs on disk", EXIT_USAGE)
+        for name, value in (("--fetch-size", fetch_size), ("--report-interval-ms", report_interval_ms + 1),
+                            ("--timeout", timeout), ("--max-wait-ms", max_wait_ms + 1)):
+            if value <= 0:
+                raise CliError(f"{name}: must be positive", EXIT_USAGE)
+        if time_limit is not None and time_limit < 0:
+            raise CliError("--time-limit: must not be negative", EXIT_USAGE)
+        if initial_time < -2:
+            raise CliError(f"--time: {initial_time} is not -1, -2 or a time in ms", EXIT_USAGE)
+        if _verify_live(bootstrap_server, command_config, timeout, topic, initial_time, fetch_size, max_wait_ms,
+                        report_interval_ms, time_limit, output_format):
+            raise typer.Exit(EXIT_FINDINGS)
+        return
+    if not paths:
+        raise CliError("replicas: give the partition's dirs, or --bootstrap-server", EXIT_USAGE)
     try:
         rep = compare_replicas(_named(paths, partition), records=records, leader=leader)
     except ReplicaInputError as exc:

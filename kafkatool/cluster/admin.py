@@ -146,6 +146,16 @@ class AdminCluster(Cluster):
         out = [Broker(bid, host or "", port, rack) for bid, host, port, rack in self._describe_cluster()["brokers"]]
         return sorted(out, key=lambda b: b.id)
 
+    def node_ids(self) -> list[int]:
+        """Broker ids in the Metadata response's order (what the Java admin's describeCluster returns)."""
+        return [bid for bid, _, _, _ in self._describe_cluster()["brokers"]]
+
+    def describe_log_dirs(self, brokers: list[int]) -> dict[int, Any]:
+        """DescribeLogDirs for all topics on each broker (cluster/logdirs.py), bounded by the timeout."""
+        from kafkatool.cluster.logdirs import describe_log_dirs
+
+        return describe_log_dirs(self.client, brokers, self.timeout)
+
     def controller(self) -> int | None:
         cid = self._describe_cluster()["controller_id"]
         return None if cid is None or cid < 0 else int(cid)

@@ -583,7 +583,15 @@ def generate(
 
 
 def parse_sizes(text: str, what: str = "--sizes") -> dict[TopicPartition, int]:
-    """Partition sizes from kafka-log-dirs.sh's JSON, `{"t-0": bytes}`, or `[{"topic","partition","size"}]`."""
+    """Partition sizes from kafka-log-dirs.sh's output, `{"t-0": bytes}`, or `[{"topic","partition","size"}]`.
+
+    The list is what `kafkatool log-dirs --format json` writes, offline (partition dirs on disk) or
+    live (DescribeLogDirs); rows of future replicas (`is_future`) and of failed log dirs (no topic)
+    are skipped.  kafka-log-dirs.sh's whole stdout is taken too (its JSON is the last line).
+    """
+    lines = text.strip().splitlines()
+    if len(lines) > 1 and lines[0].startswith("Querying brokers for log directories information"):
+        text = lines[-1]
     doc = parse_json(text, what)
     sizes: dict[TopicPartition, int] = {}
 
@@ -611,7 +619,11 @@ def parse_sizes(text: str, what: str = "--sizes") -> dict[TopicPartition, int]:
         for e in doc:
             if not isinstance(e, dict) or "topic" not in e or "partition" not in e:
                 raise ReassignInputError(f"{what}: entries need \"topic\", \"partition\" and \"size\"")
-            put(TopicPartition(str(e["topic"]), int(e["partition"])), e.get("size"))
+            if e.get("is_future") or e["topic"] is None:  # a replica being moved, or a failed log dir
+                continue
+            if isinstance(e["partition"], bool) or not isinstance(e["partition"], int):
+                raise ReassignInputError(f"{what}: partition of {e['topic']} must be an integer")
+            put(TopicPartition(str(e["topic"]), e["partition"]), e.get("size"))
     else:
         raise ReassignInputError(f"{what}: expected kafka-log-dirs.sh output, an object or a list")
     return sizes

@@ -6,7 +6,8 @@ some printed lines, is the table's bucket order.  A `HashMap` iterates bucket by
 (`index = (h ^ h >>> 16) & (capacity - 1)`), and within a bucket in insertion order (resizing splits
 buckets but keeps relative order), so the order is a stable sort by bucket index.  Bins that turn
 into trees (8+ colliding keys in one bucket) are not modelled; names that collide that badly do not
-occur in practice.
+occur in practice.  `ConcurrentHashMap` (Kafka's `Pool`) has the same buckets but grows earlier and
+reorders a bucket's keys when it splits it (`concurrent_hash_order`).
 """
 
 from __future__ import annotations
@@ -66,3 +67,44 @@ def string_set_order(keys: Sequence[str], capacity: int | None = None) -> list[s
 
 def int_set_order(keys: Sequence[int], capacity: int | None = None) -> list[int]:
     return hash_order(keys, int_hash, capacity)
+
+
+def concurrent_hash_order(keys: Sequence[K], hash_fn: Callable[[K], int]) -> list[K]:
+    """Iteration order of a default `ConcurrentHashMap` into which `keys` were put in this order.
+
+    A bin appends new keys, but a resize (when the count reaches 3/4 of the table) splits each bin
+    as `transfer` does: the bin's trailing run of keys bound for the same half keeps its order, the
+    keys before it are prepended one by one (so reversed) to their half.  Tree bins (8+ keys in a
+    bin) are not modelled.
+    """
+    table: list[list[tuple[int, K]]] = [[] for _ in range(DEFAULT_CAPACITY)]
+    seen: set[K] = set()
+    for k in keys:
+        if k in seen:
+            continue
+        seen.add(k)
+        h = hash_fn(k) & 0xFFFFFFFF
+        h = (h ^ (h >> 16)) & 0x7FFFFFFF
+        table[h & (len(table) - 1)].append((h, k))
+        n = len(table)
+        if len(seen) >= n - (n >> 2):
+            table = _chm_transfer(table)
+    return [k for b in table for _, k in b]
+
+
+def _chm_transfer(table: list[list[tuple[int, K]]]) -> list[list[tuple[int, K]]]:
+    n = len(table)
+    out: list[list[tuple[int, K]]] = [[] for _ in range(2 * n)]
+    for i, nodes in enumerate(table):
+        if not nodes:
+            continue
+        run = len(nodes) - 1  # start of the trailing run with one `hash & n` bit
+        while run > 0 and (nodes[run - 1][0] & n) == (nodes[-1][0] & n):
+            run -= 1
+        low: list[tuple[int, K]] = []
+        high: list[tuple[int, K]] = []
+        (high if nodes[-1][0] & n else low).extend(nodes[run:])
+        for node in nodes[:run]:
+            (high if node[0] & n else low).insert(0, node)
+        out[i], out[i + n] = low, high
+    return out

@@ -66,6 +66,7 @@ class FakeKafka:
         self.alive = set(brokers)
         self.controller_id = controller if controller is not None else min(brokers)
         self.log_dirs = log_dirs
+        self.log_dir_errors: dict[tuple[int, str], int] = {}  # (broker, log dir) -> error code (56: offline)
         self.topics: dict[str, dict[int, FakePartition]] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.static_broker = {"num.io.threads": "8"}
@@ -352,6 +353,10 @@ class FakeKafka:
         results = []
         for d in self.log_dirs:
             by_topic: dict[str, list[Any]] = {}
+            if self.log_dir_errors.get((broker, d)):  # an offline dir: the error and no partitions
+                results.append(R.DescribeLogDirsResult(error_code=self.log_dir_errors[(broker, d)], log_dir=d,
+                                                       topics=[]))
+                continue
             keys = sorted(wanted) if wanted is not None else [(t, p) for t in sorted(self.topics) for p in sorted(self.topics[t])]
             for t, p in keys:
                 fp = self.topics.get(t, {}).get(p)

@@ -102,14 +102,23 @@ class FakePartition:
         return off, self.timestamp_of(off)
 
     codec: int = 0
-    _cache: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False)
+    # Replica verification (Fetch as a debugging replica, id -2, answered by every replica): a
+    # replica's own log end when it lags the leader's, and the offset from which its records differ.
+    replica_end: dict[int, int] = field(default_factory=dict)
+    diverged_from: dict[int, int] = field(default_factory=dict)
+    _cache: dict[tuple[int, int, int], bytes] = field(default_factory=dict, repr=False)
 
-    def batch(self, base: int) -> bytes:
-        last = min(base + self.batch_records, self.log_end) - 1
-        key = (base, last)
+    def end_of(self, replica: int) -> int:
+        return self.replica_end.get(replica, self.log_end)
+
+    def batch(self, base: int, replica: int | None = None, end: int | None = None) -> bytes:
+        last = min(base + self.batch_records, self.log_end if end is None else end) - 1
+        differs = self.diverged_from.get(replica, -1) if replica is not None else -1
+        key = (base, last, differs if 0 <= differs <= last else -1)
         if key not in self._cache:
             recs = [
-                Record(o, self.timestamp_of(o), f"k{o}".encode(), b"v" * self.value_bytes, (), -1, None, True)
+                Record(o, self.timestamp_of(o), f"k{o}".encode(),
+                       (b"w" if 0 <= key[2] <= o else b"v") * self.value_bytes, (), -1, None, True)
                 for o in range(base, last + 1)
             ]
             self._cache[key] = encode_v2_batch(recs, base, codec=self.codec)
@@ -225,6 +234,7 @@ class FakeKafkaCluster:
         self.moved: dict[str, int] = {}
         self.loading: dict[str, int] = {}
         self.triggers: list[tuple[str, int, Any]] = []
+        self.fetches: list[tuple[int, int, int]] = []  # (broker, Fetch version, replica id) of each Fetch
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeKafkaCluster:
@@ -552,17 +562,22 @@ class FakeKafkaCluster:
         budget = req.max_bytes if v >= 3 else 2**31 - 1
         first_with_data = True
         responses = []
+        state = getattr(req, "replica_state", None)
+        replica_id = getattr(state, "replica_id", -1) if v >= 15 else req.replica_id
+        debugging = replica_id == -2  # a debugging replica: any replica answers, from its own log
+        self.fetches.append((node, v, replica_id))
         for t in req.topics:
             name = by_id.get(t.topic_id) if v >= 13 else t.topic
             parts = []
             for rp in t.partitions:
                 fp = self.topics.get(name or "", {}).get(rp.partition)
                 err, records = NONE, b""
+                end = fp.log_end if fp is None or not debugging else fp.end_of(node)
                 if fp is None:
                     err = UNKNOWN_TOPIC_OR_PARTITION
-                elif fp.leader != node:
+                elif fp.leader != node and not (debugging and node in fp.replicas):
                     err = NOT_LEADER_OR_FOLLOWER
-                elif not fp.log_start <= rp.fetch_offset <= fp.log_end:
+                elif not fp.log_start <= rp.fetch_offset <= end:
                     err = OFFSET_OUT_OF_RANGE
                 elif budget <= 0:
                     records = b""  # the response's max_bytes is used up: nothing more, no error
@@ -572,8 +587,8 @@ class FakeKafkaCluster:
                     base = max(base, fp.log_start)
                     chunks: list[bytes] = []
                     size = 0
-                    while base < fp.log_end:
-                        b = fp.batch(base)
+                    while base < end:
+                        b = fp.batch(base, node, end) if debugging else fp.batch(base)
                         if size + len(b) > limit:
                             if not chunks:
                                 chunks.append(b if first_with_data else b[: max(0, limit)])
@@ -581,12 +596,12 @@ class FakeKafkaCluster:
                             break
                         chunks.append(b)
                         size += len(b)
-                        base = min(base + fp.batch_records, fp.log_end)
+                        base = min(base + fp.batch_records, end)
                     records = b"".join(chunks)
                     if records:
                         first_with_data = False
                         budget -= len(records)
-                hw = fp.log_end if fp else -1
+                hw = (min(end, fp.log_end) if debugging else fp.log_end) if fp else -1
                 parts.append(P(partition_index=rp.partition, error_code=err, high_watermark=hw, last_stable_offset=hw,
                                log_start_offset=fp.log_start if fp else -1, aborted_transactions=None,
                                preferred_read_replica=-1, records=records))
