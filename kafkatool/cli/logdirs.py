@@ -123,7 +123,11 @@ def _describe_live(bootstrap_server: str | None, command_config: Path | None, ti
             raise CliError(f"--broker-list: {','.join(broker_list)!r} is not a list of broker ids", EXIT_USAGE) \
                 from None
     topics = _split(topic_list)
-    with cluster_from_options(None, bootstrap_server, command_config, timeout, "log-dirs") as cluster:
+    with cluster_from_options(None, bootstrap_server, command_config, timeout, "log-dirs") as opened:
+        from kafkatool.cluster.admin import AdminCluster
+
+        assert isinstance(opened, AdminCluster)  # --bootstrap-server only: DescribeLogDirs is an Admin API
+        cluster = opened
         text = cluster.text_release()
         choice = live.choose_brokers(cluster.node_ids(), wanted_brokers, text)
         if choice.missing:
