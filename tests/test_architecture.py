@@ -37,18 +37,7 @@ MAX_LINES = 700
 SIZE_REASON = "Size:"  # a module over MAX_LINES says why in a docstring paragraph starting so
 # Modules over MAX_LINES that other work in flight is changing (issue 13 leaves them to after it lands);
 # each with why it is long today.  Nothing else may grow past MAX_LINES without a "Size:" paragraph.
-PENDING_SPLITS = {
-    "kafkatool.ops.dumplog": "kafka-dump-log.sh's whole output (every format, record and batch line, index and "
-    "snapshot dumps); being extended for Kafka 4 in parallel",
-    "kafkatool.ops.recover": "the broker's LogLoader plan and its application (truncation, swaps, checkpoints); "
-    "being edited in parallel (leader-epoch fidelity, dry run without the lock)",
-    "kafkatool.ops.offsets_report": "kafka-consumer-groups texts, lag in time, export/import formats and reset "
-    "planning in one module; reset planning is moving out of cli/offsets.py in parallel",
-    "kafkatool.cluster.reassign": "Kafka's reassignment planner and its JSON; its JVM models are moving to jvm/ "
-    "in parallel",
-    "kafkatool.cli.offsets": "the offsets command's options and rendering; its reset planning is moving out of "
-    "cli/ in parallel",
-}
+PENDING_SPLITS: dict[str, str] = {}  # none left: every long module says why in its docstring
 
 
 def _modules() -> dict[str, Path]:

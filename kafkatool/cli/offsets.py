@@ -4,6 +4,9 @@
 is in `kafkatool.cluster.groups` (cluster access), `kafkatool.ops.offsets_log` (offline replay) and
 `kafkatool.ops.offsets_report` (rows, Kafka's texts, file formats); this module parses options,
 opens connections and renders.
+
+Size: the options and rendering of the offsets command and its subcommands (describe, export, reset,
+end); the planning is in `ops/offsets_reset.py`, the texts in `ops/offsets_report.py`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ Kafka's and files passed between the two tools.  Beyond Kafka:
   Admin API when the cluster accepted none of it.
 
 Functions here return values and text; the CLI prints them.
+
+Size: ReassignPartitionsCommand's planner, its JSON and plan files, execute/verify/cancel with the
+throttle protocol and their texts per release — one unit because the texts depend on the plan's and the
+throttles' collection orders; the strategies (`assignment`, `minimal`) already live apart.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ index pointing past the log) we print everything Kafka printed up to that point 
 that says what is wrong, instead of a stack trace.
 
 The module writes to binary streams handed to it; it never prints.
+
+Size: kafka-dump-log.sh's whole output in one place — batch and record lines of every format, index,
+time-index, txn-index, snapshot and checkpoint dumps, the JSON forms and Kafka's crash policy — because every
+mode shares the same line writers and the same stop-where-Kafka-stops rules; the payload decoders live in
+`log/decoders`. The index/snapshot dumps are the next piece to move out.
 """
 
 from __future__ import annotations

@@ -36,6 +36,10 @@ in (`safety.replace_segments`: `.cleaned` -> `.swap` -> `.deleted`), later segme
 `.deleted` newest first before they are removed, and the clean-shutdown marker is removed before the
 first change of data, so a kill at any point leaves a directory that both a broker and a re-run load
 to the same result.  `plan_*` functions only read; `execute_*` write.
+
+Size: the broker's LogLoader as one plan and its application (swaps, orphan indexes, validation from the
+recovery point, truncation, deletions, index rebuilds, leader-epoch and checkpoint updates, salvage hooks):
+the steps share one plan object and one crash/interrupt protocol, and their order is the broker's.
 """
 
 from __future__ import annotations
