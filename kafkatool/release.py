@@ -49,6 +49,7 @@ def parse_release(text: str) -> Release:
 
 
 _selected: Release | None = None
+_observed: Release | None = None  # the release of the brokers a live command talks to, once it knows
 
 
 def select(release: Release | str | None) -> None:
@@ -62,9 +63,16 @@ def explicit() -> Release | None:
     return _selected
 
 
+def observe_broker(release: Release | None) -> None:
+    """Note the release of the brokers this command talks to (live commands call it once connected)."""
+    global _observed
+    _observed = release
+
+
 def text_release(broker: Release | None = None) -> Release:
-    """The release whose text to print: the user's choice, else the broker's, else the newest."""
-    return _selected or broker or NEWEST
+    """The release whose text to print: the user's choice, else the broker's (given, or observed by the
+    command's connection), else the newest."""
+    return _selected or broker or _observed or NEWEST
 
 
 #: Kafka 3.7 rewrote the admin tools (reassign, leader election, …) in Java: before it, their output

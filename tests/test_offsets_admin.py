@@ -436,7 +436,7 @@ def test_kafka_40_members_and_state_text(cluster: FakeKafkaCluster) -> None:
     """4.0's printMembers/printStates (ConsumerGroupCommand.java): epochs and target assignments
     with --verbose, a header even for an empty group, `host:port  (id)` and GROUP sized by the group."""
     b = cluster.bootstrap
-    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--members", "--verbose")
+    rc, out, _ = cli("--kafka-release", "4.0", "offsets", "--bootstrap-server", b, "--group", "app", "--members", "--verbose")
     assert rc == 0
     assert out.splitlines()[1:] == [  # CURRENT-ASSIGNMENT is as wide as `orders:2,3;payments:0` (21)
         "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     CURRENT-EPOCH   "
@@ -446,12 +446,12 @@ def test_kafka_40_members_and_state_text(cluster: FakeKafkaCluster) -> None:
         "app             consumer-2-77e3 /10.0.0.2       consumer-2      3               -               "
         "orders:2,3;payments:0 -               -                   ",
     ]
-    rc, out, err = cli("offsets", "--bootstrap-server", b, "--group", "idle", "--members")
+    rc, out, err = cli("--kafka-release", "4.0", "offsets", "--bootstrap-server", b, "--group", "idle", "--members")
     assert (rc, err) == (0, "\nConsumer group 'idle' has no active members.\n")
     assert out == "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     \n"
     c = cluster.coordinator_of("app")
     host, port = cluster.endpoint(c)
-    rc, out, _ = cli("offsets", "--bootstrap-server", b, "--group", "app", "--state")
+    rc, out, _ = cli("--kafka-release", "4.0", "offsets", "--bootstrap-server", b, "--group", "app", "--state")
     coord = f"{host}:{port}  ({c})"
     assert out == (f"\n{'GROUP':<15} {'COORDINATOR (ID)':<25} {'ASSIGNMENT-STRATEGY':<20} {'STATE':<20} #MEMBERS"
                    f"\n{'app':<15} {coord:<25} {'range':<20} {'Stable':<20} 2\n")
@@ -466,3 +466,21 @@ def test_reset_execute_follows_a_moved_coordinator(cluster: FakeKafkaCluster) ->
     assert rc == 0, err
     assert cluster.groups["idle"].offsets[("orders", 0)] == (42, "")
     assert sum(cluster.count("FindCoordinator").values()) >= 2
+
+
+@pytest.mark.parametrize("release, header", [
+    ("3.3.1", "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT"),
+    ("4.0.0", "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     CURRENT-EPOCH   "
+              "CURRENT-ASSIGNMENT    TARGET-EPOCH    TARGET-ASSIGNMENT   "),
+])
+def test_without_kafka_release_the_brokers_release_decides_the_text(release: str, header: str) -> None:
+    """A 3.3.1 broker gets kafka-consumer-groups 3.3's `--members --verbose` text, a 4.0.0 broker 4.0's
+    (the release read from the ApiVersions the client negotiated)."""
+    with FakeKafkaCluster(brokers=1, version=release) as c:
+        c.add_topic("orders", 2, log_end=10)
+        c.add_group("app", state="Stable", protocol="range", members=[
+            FakeMember("consumer-1-0a8c", "consumer-1", "/10.0.0.1", [("orders", 0), ("orders", 1)])],
+            offsets={("orders", 0): (5, "")})
+        rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "app", "--members", "--verbose")
+    assert rc == 0, err
+    assert out.splitlines()[1].split() == header.split()  # the columns (widths follow the content)

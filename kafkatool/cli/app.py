@@ -85,6 +85,7 @@ def main_callback(
     _state["config_file"] = config_file
     from kafkatool import release
 
+    release.observe_broker(None)  # each command learns its brokers' release anew
     try:
         release.select(kafka_release or None)
     except ValueError as exc:

@@ -130,6 +130,11 @@ def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float,
         sys.stderr.write(f"kafkatool: note: {exc}: log-end offsets and lag are unknown\n")
         yield None
         return
+    if zk is None:  # Kafka-stored groups: kafka-consumer-groups' text of the brokers' release, unless asked
+        from kafkatool import release
+        from kafkatool.cluster.versions import client_release
+
+        release.observe_broker(client_release(b.admin))
     try:
         yield b
     finally:

@@ -32,7 +32,7 @@ from kafkatool.cluster.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
-from kafkatool.cluster.versions import API, ApiKey, broker_release, describe_broker, lacks
+from kafkatool.cluster.versions import API, ApiKey, client_release, describe_broker, lacks
 from kafkatool.release import Release
 
 T = TypeVar("T")
@@ -105,8 +105,7 @@ class AdminCluster(Cluster):
 
     def negotiated_release(self) -> Release | None:
         """The bootstrap broker's release as its ApiVersions show it (for `release.text_release`)."""
-        table = self.api_versions()
-        return None if table is None else broker_release(table)
+        return client_release(self.client)
 
     def _need(self, what: str, key: int, version: int = 0, since: Release | None = None) -> None:
         """BrokerTooOldError unless the broker accepts request `key` at `version` or later (which came with

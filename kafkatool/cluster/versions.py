@@ -11,6 +11,7 @@ prints the broker's release text.  A broker newer than the newest marker reads a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from kafkatool.release import Release
 
@@ -91,3 +92,11 @@ def describe_broker(api_versions: ApiTable, since: Release) -> str:
     if found < since:
         return f"Kafka {found} (or another release before {since})"
     return f"Kafka {found} (or newer)"
+
+
+def client_release(client: Any) -> Release | None:
+    """The release of the brokers a connected kafka-python client negotiated with, from the ApiVersions
+    table it holds (None when it holds none)."""
+    data = getattr(getattr(client, "_manager", None), "broker_version_data", None)
+    table = getattr(data, "api_versions", None)
+    return broker_release(dict(table)) if isinstance(table, dict) else None
