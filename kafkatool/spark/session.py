@@ -184,13 +184,12 @@ class JvmGuard:
         class _GuardedPopen(subprocess.Popen):  # type: ignore[type-arg]
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 kwargs["start_new_session"] = True  # our own group: killpg reaches the workers too
-                self.pid = None
                 try:
                     super().__init__(*args, **kwargs)
                 finally:
                     # an interrupt after the fork but before Popen returns (while it waits for the
                     # exec) loses the Popen, not the child: the launcher goes on to start the JVM
-                    if self.pid is not None:
+                    if getattr(self, "pid", None) is not None:
                         guard._adopt(self)
 
         return _GuardedPopen
