@@ -33,7 +33,7 @@ DESCRIBE_HELP = """Committed offsets, log-end offsets and lag of consumer groups
 \b
 Sources (exactly one kind):
   --bootstrap-server B    Kafka-stored groups; text is kafka-consumer-groups --describe of the
-                          release --kafka-release names (4.0 by default, or 3.3)
+                          brokers' release (3.3 or 4.0; --kafka-release chooses)
   --zookeeper Z           ZooKeeper-stored groups (old consumers); text is ConsumerOffsetChecker;
                           log-end offsets from the brokers registered in ZooKeeper (or --bootstrap-server)
   --log-dir DIR           offline: replay __consumer_offsets-* segments (no broker needed)
@@ -143,9 +143,11 @@ def _brokers(bootstrap: str | None, command_config: Path | None, timeout: float,
 
 @contextmanager
 def _zookeeper(connect: str, timeout: float) -> Iterator[Any]:
+    from kafkatool import release
     from kafkatool.cluster.groups import ZkGroups
 
     z = ZkGroups.connect(connect, timeout)
+    release.observe_broker(z.cluster.broker_release)  # a ZooKeeper cluster's text: its brokers' (zkrelease)
     try:
         yield z
     finally:

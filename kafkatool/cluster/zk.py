@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from kafkatool import release
 from kafkatool.cluster.backend import (
     Cluster,
     ClusterUnsupported,
@@ -33,11 +34,13 @@ from kafkatool.cluster.model import (
     PartitionState,
     TopicPartition,
 )
+from kafkatool.cluster.zkrelease import ReleaseRange, release_range, text_release_of
 from kafkatool.jvm import scala_collections
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
+FEATURE = "/feature"
 REASSIGN = "/admin/reassign_partitions"
 PREFERRED_ELECTION = "/admin/preferred_replica_election"
 CONFIG_CHANGES = "/config/changes"
@@ -161,6 +164,8 @@ def parse_partition_list(data: bytes) -> list[tuple[TopicPartition, list[int] | 
 
 class ZkCluster(Cluster):
     kind = "zookeeper"
+    #: The releases the live brokers may run, as their znodes show (`zkrelease`); None until read.
+    release_range: ReleaseRange | None = None
 
     def __init__(self, client: Any, connect: str, timeout: float) -> None:
         self.client = client
@@ -170,8 +175,25 @@ class ZkCluster(Cluster):
 
     @classmethod
     def connect(cls, connect: str, timeout: float) -> ZkCluster:
+        """Connect, and unless `--kafka-release` chose the text, learn the brokers' release range from
+        their znodes: the text is the Scala tools' unless the znodes prove 3.7+ (`zkrelease`)."""
         parse_zk_connect(connect)
-        return cls(zk_client(connect, timeout), connect, timeout)
+        cluster = cls(zk_client(connect, timeout), connect, timeout)
+        if release.explicit() is None:
+            try:
+                cluster.release_range = cluster.read_release_range()
+            except ClusterError:  # e.g. an ACL on /feature: no evidence; the command's own reads decide
+                cluster.release_range = ReleaseRange(None)
+            cluster.broker_release = text_release_of(cluster.release_range)
+        return cluster
+
+    def read_release_range(self) -> ReleaseRange:
+        """The live brokers' release range from `/brokers/ids/*`, `/controller` and `/feature` (one round trip
+        after listing the brokers); znodes that are not Kafka's JSON are no evidence, never an error here."""
+        ids = [i for i in self._children(BROKER_IDS) if i.lstrip("-").isdigit()]
+        datas = self._get_many([f"{BROKER_IDS}/{i}" for i in ids] + [CONTROLLER, FEATURE])
+        registrations = {int(i): d for i, d in zip(ids, datas, strict=False) if d is not None}
+        return release_range(registrations, datas[-2], datas[-1])
 
     # -- plumbing -----------------------------------------------------------------------------
 

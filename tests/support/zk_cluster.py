@@ -47,10 +47,18 @@ class ZkKafka:
 
     def add_broker(self, broker_id: int, rack: str | None = None, host: str = "localhost", port: int | None = None,
                    version: int = 4) -> None:
-        """Register as a broker does: an ephemeral znode, v1 (0.8) host/port or v4 endpoints (+rack)."""
+        """Register as a broker does: an ephemeral znode, v1 (0.8) host/port, v4 endpoints (+rack, 0.10-2.6
+        IBP, Kafka 2.1.1's) or v5 (IBP 2.7+, `"features":{}` as every ZooKeeper-mode broker up to 3.9 writes)."""
         port = port if port is not None else 9092 + broker_id
+        data: dict[str, Any]
         if version == 1:
             data = {"jmx_port": -1, "timestamp": str(int(time.time() * 1000)), "host": host, "version": 1, "port": port}
+        elif version >= 5:  # the key order a 2.7-3.9 broker's Jackson writes
+            data = {"features": {}, "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+                    "endpoints": [f"PLAINTEXT://{host}:{port}"], "jmx_port": -1, "port": port, "host": host,
+                    "version": version, "timestamp": str(int(time.time() * 1000))}
+            if rack is not None:
+                data["rack"] = rack
         else:
             data = {"listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
                     "endpoints": [f"PLAINTEXT://{host}:{port}"], "jmx_port": -1, "host": host,
@@ -62,13 +70,20 @@ class ZkKafka:
     def remove_broker(self, broker_id: int) -> None:
         self.zk.delete(f"/brokers/ids/{broker_id}")
 
-    def become_controller(self, broker_id: int) -> None:
-        self.zk.create("/controller", _j({"version": 1, "brokerid": broker_id,
-                                          "timestamp": str(int(time.time() * 1000))}), ephemeral=True)
+    def become_controller(self, broker_id: int, version: int = 1) -> None:
+        """`/controller` as a controller writes it: version 1 before 3.4, 2 with `kraftControllerEpoch` from 3.4."""
+        data: dict[str, Any] = {"version": version, "brokerid": broker_id, "timestamp": str(int(time.time() * 1000))}
+        if version >= 2:
+            data["kraftControllerEpoch"] = -1
+        self.zk.create("/controller", _j(data), ephemeral=True)
         if self.zk.exists("/controller_epoch"):
             self.zk.set("/controller_epoch", str(self.controller_epoch).encode())
         else:
             self.zk.create("/controller_epoch", str(self.controller_epoch).encode())
+
+    def write_feature_znode(self, version: int) -> None:
+        """`/feature` as a 2.7+ controller writes it (version 2 from IBP 3.3: no min_version_level)."""
+        self.zk.create("/feature", _j({"features": {}, "version": version, "status": 1}))
 
     def live_brokers(self) -> set[int]:
         return {int(b) for b in self.zk.get_children("/brokers/ids")}
