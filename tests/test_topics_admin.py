@@ -232,16 +232,106 @@ def test_configs_describe_all_lists_defaults_in_config_order(k33: FakeTopicsKafk
     assert "  min.insync.replicas=1 sensitive=false synonyms={}" in lines
 
 
-def test_create_with_partitions_sends_kafkas_rack_aware_assignment(k33: FakeTopicsKafka) -> None:
-    from kafkatool.cluster.assignment import BrokerMetadata, assign_replicas_to_brokers
-    from kafkatool.jvm.random import JavaRandom
+def _sent_topic(k: FakeTopicsKafka):  # type: ignore[no-untyped-def]
+    """The last CreateTopics as the fake decoded it from the wire (its version's fields only)."""
+    req = k.sent(CreateTopicsRequest)[-1]
+    t = req.topics[0]
+    return req, (t.name, t.num_partitions, t.replication_factor, [(a.partition_index, list(a.broker_ids))
+                                                                  for a in t.assignments])
 
-    expected = assign_replicas_to_brokers([BrokerMetadata(b, k33.rack[b]) for b in (1, 2, 3, 4)], 4, 2, rng=JavaRandom(7))
-    r = topics(k33, "--create", "--topic", "seeded", "--partitions", "4", "--replication-factor", "2", "--seed", "7",
-               "--format", "json")
+
+def test_create_sends_the_counts_and_the_controller_places_replicas(k33: FakeTopicsKafka) -> None:
+    """Kafka's TopicCommand: `new NewTopic(name, partitions, replicationFactor)`, no assignment."""
+    r = topics(k33, "--create", "--topic", "events", "--partitions", "4", "--replication-factor", "2", "--format", "json")
     assert r.code == 0, r.err
-    assert json.loads(r.out)[0]["assignment"] == {str(p): reps for p, reps in expected.items()}
-    assert k33.assignment("seeded") == expected
-    assert all(len({k33.rack[b] for b in reps}) == 2 for reps in expected.values())
+    req, sent = _sent_topic(k33)
+    assert sent == ("events", 4, 2, []) and not req.validate_only
+    row = json.loads(r.out)[0]
+    assert (row["partitions"], row["replication_factor"], row["assignment"], row["status"]) == (4, 2, None, "created")
+    assert len(k33.assignment("events")) == 4  # the controller's placement (the fake's business)
+    r = topics(k33, "--create", "--topic", "clicks", "--partitions", "3")
+    assert (r.code, r.out, r.err) == (0, "Created topic clicks.\n", "")
+    assert _sent_topic(k33)[1] == ("clicks", 3, -1, [])  # the brokers' default.replication.factor
+
+
+def test_create_without_counts_takes_the_brokers_defaults(k33: FakeTopicsKafka) -> None:
+    """KIP-464 (CreateTopics v4+): -1 for both; the v5+ answer says what the controller made of them."""
+    k33.default_partitions, k33.default_replication_factor = 3, 2
+    r = topics(k33, "--create", "--topic", "events", "--format", "json")
+    assert r.code == 0, r.err
+    req, sent = _sent_topic(k33)
+    assert sent == ("events", -1, -1, []) and req.api_version >= 5
+    row = json.loads(r.out)[0]
+    assert (row["partitions"], row["replication_factor"], row["assignment"]) == (3, 2, None)
+    assert len(k33.assignment("events")) == 3
+
+
+def test_dry_run_has_the_controller_validate_and_says_what_would_be_sent(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--create", "--topic", "events", "--partitions", "4", "--replication-factor", "2",
+               "--config", "retention.ms=9", "--dry-run")
+    assert (r.code, r.err) == (0, "")
+    assert r.out == ("dry run: nothing is changed. Would create topic events with 4 partitions, replication factor 2, "
+                     "replicas placed by the controller; configs retention.ms=9 (the controller validated it: "
+                     "CreateTopics with validateOnly)\n")
+    req, sent = _sent_topic(k33)
+    assert req.validate_only and sent == ("events", 4, 2, []) and "events" not in k33.topics
+    r = topics(k33, "--create", "--topic", "events", "--dry-run")
+    assert r.out == ("dry run: nothing is changed. Would create topic events with 1 partitions (the brokers' "
+                     "num.partitions), replication factor 1 (the brokers' default.replication.factor), replicas "
+                     "placed by the controller (the controller validated it: CreateTopics with validateOnly)\n")
+    r = topics(k33, "--create", "--topic", "events", "--replica-assignment", "1:2,3:4", "--dry-run", "--format", "json")
+    row = json.loads(r.out)[0]
+    assert (row["assignment"], row["status"]) == ({"0": [1, 2], "1": [3, 4]}, "dry-run")
+    req, sent = _sent_topic(k33)
+    assert req.validate_only and sent == ("events", -1, -1, [(0, [1, 2]), (1, [3, 4])]) and "events" not in k33.topics
+    r = topics(k33, "--create", "--topic", "events", "--partitions", "1", "--replication-factor", "5", "--dry-run")
+    assert (r.code, r.out) == (2, "")  # the controller's refusal, nothing created
+    assert r.err == ("kafkatool: topics: Unable to replicate the partition 5 time(s): The target replication factor "
+                     "of 5 cannot be reached because only 4 broker(s) are registered.\n")
+
+
+def test_a_broker_before_kip_464_needs_both_counts() -> None:
+    """CreateTopics v0-3 (Kafka 2.1) has no broker defaults: the Java client refuses before sending."""
+    k = start("2.1.1")
+    try:
+        r = topics(k, "--create", "--topic", "events", "--partitions", "2")
+        assert (r.code, r.out) == (2, "")
+        assert r.err == ("kafkatool: topics: Creating topics with default partitions/replication factor are only "
+                         "supported in CreateTopicRequest version 4+. The following topics need values for "
+                         "partitions and replicas: [events]\n")
+        assert not k.sent(CreateTopicsRequest)
+        r = topics(k, "--create", "--topic", "events", "--partitions", "2", "--replication-factor", "2", "--dry-run")
+        assert r.code == 0 and "with 2 partitions, replication factor 2, replicas placed by the controller" in r.out
+        req, sent = _sent_topic(k)
+        assert req.api_version == 3 and req.validate_only and sent == ("events", 2, 2, [])
+    finally:
+        k.stop()
+
+
+def test_seed_and_rack_options_over_the_admin_api(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--create", "--topic", "seeded", "--partitions", "4", "--replication-factor", "2", "--seed", "7")
+    assert (r.code, r.err) == (2, "kafkatool: topics: --seed needs --zookeeper: over the Admin API the controller "
+                                  "places the replicas\n")
+    assert not k33.sent(CreateTopicsRequest)
+    r = topics(k33, "--create", "--topic", "flat", "--partitions", "1", "--replication-factor", "1", "--disable-rack-aware")
+    assert (r.code, r.out) == (0, "Created topic flat.\n")
+    assert r.err == ("kafkatool: note: --disable-rack-aware has no effect over the Admin API: the controller places "
+                     "the replicas\n")
     r = topics(k33, "--create", "--topic", "bad", "--partitions", "1", "--replication-factor", "1", "--config", "a==b")
     assert r.code == 2 and r.err.startswith("kafkatool: topics: Invalid topic config")
+
+
+@pytest.mark.parametrize("release", kwire.MATRIX)
+def test_every_release_gets_the_counts_at_its_negotiated_version(release: str) -> None:
+    k = start(release)
+    try:
+        r = topics(k, "--create", "--topic", "n", "--partitions", "2", "--replication-factor", "2", "--format", "json")
+        assert r.code == 0, r.err
+        req, sent = _sent_topic(k)
+        assert sent == ("n", 2, 2, [])
+        assert req.api_version == min(CreateTopicsRequest.max_version, kwire.release_api_versions(release)[19][1])
+        assert json.loads(r.out)[0]["partitions"] == 2 and len(k.assignment("n")) == 2
+        r = topics(k, "--create", "--topic", "d")
+        assert r.code == (2 if release == "2.1.1" else 0), r.err
+    finally:
+        k.stop()

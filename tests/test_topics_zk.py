@@ -128,6 +128,15 @@ def test_create_with_partitions_is_kafkas_assignment_and_dry_run_writes_nothing(
     assert (r.code, r.err) == (2, "kafkatool: topics: Replication factor: 4 larger than available brokers: 3.\n")
 
 
+def test_create_over_zookeeper_needs_both_counts_as_kafka_2x_did(kafka: ZkKafka) -> None:
+    """TopicCommand with --zookeeper: `checkRequiredArgs(partitionsOpt, replicationFactorOpt)`, the first missing named."""
+    r = topics(kafka, "--create", "--topic", "events", "--replication-factor", "1")
+    assert (r.code, r.err) == (2, 'kafkatool: topics: Missing required argument "[partitions]"\n')
+    r = topics(kafka, "--create", "--topic", "events", "--partitions", "2", "--dry-run")
+    assert (r.code, r.err) == (2, 'kafkatool: topics: Missing required argument "[replication-factor]"\n')
+    assert not kafka.zk.exists("/brokers/topics/events")
+
+
 def test_alter_adds_partitions_as_addpartitions_does(kafka: ZkKafka) -> None:
     r = topics(kafka, "--alter", "--topic", "orders", "--partitions", "5", "--dry-run")
     assert r.code == 0 and "3:[1,3], 4:[2,1]" in r.out

@@ -25,7 +25,7 @@ Exactly one action: --list, --describe, --create, --alter or --delete. With --bo
 
 --describe filters (one at a time): --under-replicated-partitions, --unavailable-partitions, --under-min-isr-partitions, --at-min-isr-partitions, --topics-with-overrides; the command exits 1 when a filter finds anything (for scripts and probes).
 
---create takes --partitions and --replication-factor (assigned as Kafka's AdminUtils does, rack-aware unless --disable-rack-aware; --seed makes it reproducible) or --replica-assignment 0:1,1:2,…; --alter --partitions N only grows a topic, the new partitions placed as Kafka's addPartitions places them. kafkatool always sends the assignment it computed, so --dry-run shows exactly what will be written. --delete refuses internal topics.
+--create takes --partitions and --replication-factor or --replica-assignment 0:1,1:2,…. Over the Admin API, as Kafka's tool, it sends the counts (a count left out is the brokers' default, Kafka 2.4+) and the controller places the replicas; --dry-run has the controller validate the request (validateOnly) and says what would be sent. Over ZooKeeper both counts are needed and kafkatool places replicas as Kafka 2.x's AdminUtils did (rack-aware unless --disable-rack-aware; --seed makes it reproducible), so --dry-run shows exactly what will be written. --alter --partitions N only grows a topic, the new partitions placed as Kafka's addPartitions places them. --delete refuses internal topics.
 
 Exit codes: 0 done; 1 a --describe filter found partitions (or topics); 2 bad input or refused by Kafka's rules; 3 cluster failure.
 
@@ -65,8 +65,10 @@ def topics(
         [], "--config", metavar="NAME=VALUE", help="Topic config override (--create; --alter over ZooKeeper; repeatable)."),
     delete_config: list[str] = typer.Option(
         [], "--delete-config", metavar="NAME", help="Override to remove (--alter over ZooKeeper, as Kafka 2.1; repeatable)."),
-    disable_rack_aware: bool = typer.Option(False, "--disable-rack-aware", help="Assign replicas ignoring racks."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed Kafka's java.util.Random for --create's assignment."),
+    disable_rack_aware: bool = typer.Option(
+        False, "--disable-rack-aware", help="Assign replicas ignoring racks (where kafkatool assigns them)."),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Seed Kafka's java.util.Random for --create's assignment (--zookeeper)."),
     under_replicated: bool = typer.Option(False, "--under-replicated-partitions", help="Only partitions whose ISR is short of their replicas."),
     unavailable: bool = typer.Option(False, "--unavailable-partitions", help="Only partitions whose leader is not available."),
     under_min_isr: bool = typer.Option(False, "--under-min-isr-partitions", help="Only partitions whose ISR is below min.insync.replicas."),
@@ -221,6 +223,8 @@ def _assignment_text(assignment: dict[int, list[int]]) -> str:
 
 def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, assignment: Any, configs: dict[str, str],
             rack_aware: bool, seed: int | None, if_not_exists: bool, dry_run: bool, fmt: str) -> None:
+    """Over ZooKeeper the assignment is computed and written as Kafka 2.x's tool did; over the Admin API the
+    controller places replicas (only --replica-assignment is sent), as Kafka's TopicCommand lets it."""
     from kafkatool.cluster.topics import (
         COLLISION_WARNING,
         TopicExistsError,
@@ -232,6 +236,12 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
     from kafkatool.jvm.random import JavaRandom
 
     zk = cluster.kind == "zookeeper"
+    if not zk and assignment is None:
+        if seed is not None:
+            raise CliError("topics: --seed needs --zookeeper: over the Admin API the controller places the replicas")
+        if not rack_aware:  # Kafka 3.3's tool accepts it and sends nothing of it either
+            sys.stderr.write("kafkatool: note: --disable-rack-aware has no effect over the Admin API: "
+                             "the controller places the replicas\n")
     out: list[str] = []
     if has_collision_chars(topic) and fmt == "text":  # Kafka warns before it validates anything
         sys.stdout.write(COLLISION_WARNING + "\n")
@@ -239,20 +249,27 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
         check_zk_topic_config_names(configs)
     try:
         plan = plan_create(topic, _all_topics(cluster), cluster.brokers(), partitions, rf, assignment, configs,
-                           rack_aware, JavaRandom(seed) if seed is not None else None)
+                           rack_aware, JavaRandom(seed) if seed is not None else None, place=zk)
     except TopicExistsError:
         if if_not_exists:
             _report(fmt, [], [{"action": "create", "topic": topic, "status": "exists"}])
             return
         raise
     if dry_run:
-        out.append(f"dry run: nothing is changed. Would create topic {topic} with {len(plan.assignment)} partitions, "
-                   f"replication factor {len(plan.assignment[0])}: {_assignment_text(plan.assignment)}"
-                   + (f"; configs {','.join(f'{k}={v}' for k, v in plan.configs.items())}" if plan.configs else ""))
+        if not zk:  # the controller checks it (validateOnly) and says what it would create
+            answer = admin_create(cluster, plan, validate_only=True)
+            plan.partitions = plan.partitions or answer.partitions
+            plan.replication_factor = plan.replication_factor or answer.replication_factor
+        out.append("dry run: nothing is changed. Would create topic " + _create_text(plan, partitions, rf, zk))
         _report(fmt, out, [{**plan.row(), "status": "dry-run"}])
         return
     try:
-        (zk_create if zk else admin_create)(cluster, plan)
+        if zk:
+            zk_create(cluster, plan)
+        else:
+            answer = admin_create(cluster, plan)
+            plan.partitions = plan.partitions or answer.partitions
+            plan.replication_factor = plan.replication_factor or answer.replication_factor
     except TopicExistsError:
         if if_not_exists:
             _report(fmt, out, [{"action": "create", "topic": topic, "status": "exists"}])
@@ -260,6 +277,24 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
         raise
     out.append(f'Created topic "{topic}".' if zk else f"Created topic {topic}.")
     _report(fmt, out, [{**plan.row(), "status": "created"}])
+
+
+def _create_text(plan: Any, partitions: int | None, rf: int | None, zk: bool) -> str:
+    """What --dry-run says --create would ask for; counts the user left out are the brokers' defaults
+    (as the controller reported them: CreateTopics v5+, Kafka 2.4+)."""
+    def count(value: int | None, given: int | None, what: str, config: str) -> str:
+        if given is not None or plan.assignment is not None:
+            return f"{value} {what}" if what == "partitions" else f"{what} {value}"
+        if value is not None:
+            return (f"{value} {what}" if what == "partitions" else f"{what} {value}") + f" (the brokers' {config})"
+        return f"the brokers' default {'number of partitions' if what == 'partitions' else what} ({config})"
+
+    text = (f"{plan.topic} with {count(plan.partitions, partitions, 'partitions', 'num.partitions')}, "
+            f"{count(plan.replication_factor, rf, 'replication factor', 'default.replication.factor')}")
+    text += f": {_assignment_text(plan.assignment)}" if plan.assignment is not None else ", replicas placed by the controller"
+    if plan.configs:
+        text += f"; configs {','.join(f'{k}={v}' for k, v in plan.configs.items())}"
+    return text if zk else text + " (the controller validated it: CreateTopics with validateOnly)"
 
 
 def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, rack_aware: bool, if_exists: bool,

@@ -264,14 +264,26 @@ def parse_configs(pairs: Sequence[str]) -> dict[str, str]:
 
 @dataclass
 class CreatePlan:
+    """A topic to create: with an `assignment` (given, or computed as ZooKeeper-era Kafka did), or with
+    counts only (`assignment` None) for the controller to place the replicas; a count None asks for the
+    brokers' default (`num.partitions`, `default.replication.factor`: -1 on the wire, KIP-464)."""
+
     topic: str
-    assignment: dict[int, list[int]]
+    assignment: dict[int, list[int]] | None
     configs: dict[str, str]
+    partitions: int | None = None
+    replication_factor: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.assignment is not None:
+            self.partitions = len(self.assignment)
+            self.replication_factor = len(self.assignment[0]) if self.assignment else 0
 
     def row(self) -> dict[str, object]:
-        return {"action": "create", "topic": self.topic, "partitions": len(self.assignment),
-                "replication_factor": len(self.assignment[0]) if self.assignment else 0,
-                "assignment": {str(p): r for p, r in sorted(self.assignment.items())}, "configs": self.configs}
+        """JSON row: `assignment` null means the controller places the replicas."""
+        assignment = None if self.assignment is None else {str(p): r for p, r in sorted(self.assignment.items())}
+        return {"action": "create", "topic": self.topic, "partitions": self.partitions,
+                "replication_factor": self.replication_factor, "assignment": assignment, "configs": self.configs}
 
 
 @dataclass
@@ -317,8 +329,11 @@ def plan_create(
     configs: dict[str, str],
     rack_aware: bool = True,
     rng: JavaRandom | None = None,
+    place: bool = True,
 ) -> CreatePlan:
-    """What --create writes: the given assignment, or `AdminUtils.assignReplicasToBrokers`' (seedable)."""
+    """What --create asks for: the given assignment; else with `place` (ZooKeeper, where Kafka 2.x's tool
+    placed replicas itself) `AdminUtils.assignReplicasToBrokers`' (seedable), which needs both counts;
+    else the counts alone (Admin API: the controller places replicas, as Kafka's TopicCommand lets it)."""
     if replication_factor is not None and not 1 <= replication_factor <= SHORT_MAX:
         raise TopicError(f"The replication factor must be between 1 and {SHORT_MAX} inclusive")
     if partitions is not None and partitions < 1:
@@ -332,10 +347,13 @@ def plan_create(
                 raise TopicError(f"Some brokers specified for partition id {p} are not available. Specified brokers: "
                                  f"{', '.join(map(str, reps))}, available brokers: {', '.join(map(str, sorted(live)))}.")
         assignment = {p: list(r) for p, r in replica_assignment.items()}
+    elif not place:
+        return CreatePlan(topic, None, dict(configs), partitions, replication_factor)
     else:
-        if partitions is None or replication_factor is None:
-            raise TopicError("Missing required argument \"[partitions]\" or \"[replication-factor]\" "
-                             "(give both, or --replica-assignment)")
+        for value, name in ((partitions, "partitions"), (replication_factor, "replication-factor")):
+            if value is None:  # Kafka 2.x's TopicCommand with --zookeeper needs both
+                raise TopicError(f'Missing required argument "[{name}]"')
+        assert partitions is not None and replication_factor is not None
         try:
             assignment = assign_replicas_to_brokers(broker_metadatas(brokers, rack_aware), partitions,
                                                     replication_factor, rng=rng)

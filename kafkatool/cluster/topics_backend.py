@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
@@ -122,6 +123,7 @@ def zk_dumps(obj: Any) -> bytes:
 
 def zk_create(cluster: Any, plan: CreatePlan) -> None:
     """Config znode, then the assignment (as AdminZkClient does; here in one transaction)."""
+    assert plan.assignment is not None, "over ZooKeeper kafkatool places the replicas (plan_create(place=True))"
     if cluster.read(f"/brokers/topics/{plan.topic}") is not None:
         raise TopicExistsError(f"Topic '{plan.topic}' already exists.")
     cluster.ensure_paths(["/config/topics", "/brokers/topics"])
@@ -325,17 +327,66 @@ def _errors(results: Sequence[Any], name_attr: str = "name") -> None:
             raise ClusterError(f"{name}: {err.__name__}: {message}")
 
 
-def admin_create(cluster: Any, plan: CreatePlan) -> None:
+#: CreateTopics v4 (Kafka 2.4, KIP-464) is the first to take -1 for "the brokers' default" without an assignment.
+BROKER_DEFAULTS_SINCE_VERSION = 4
+
+
+@dataclass(frozen=True)
+class CreateAnswer:
+    """What the controller said it creates (or, validating only, would create): CreateTopics v5+ (Kafka
+    2.4+) reports the partition count and replication factor, defaults resolved; None before that."""
+
+    partitions: int | None
+    replication_factor: int | None
+
+
+def _create_topics_version(cluster: Any) -> int | None:
+    """The CreateTopics version kafka-python negotiates with the broker (None when the client has no table)."""
+    from kafka.protocol.admin import CreateTopicsRequest
+
+    table = cluster.api_versions()
+    if table is None or lacks(table, ApiKey.CREATE_TOPICS):
+        return None
+    return min(int(CreateTopicsRequest.max_version), table[ApiKey.CREATE_TOPICS][1])
+
+
+def admin_create(cluster: Any, plan: CreatePlan, validate_only: bool = False) -> CreateAnswer:
+    """CreateTopics as Kafka's TopicCommand sends it: the assignment when there is one (counts -1), else
+    the counts, -1 for one not given; `validate_only` has the controller check it and create nothing.
+
+    A count left to the brokers' default needs CreateTopics v4: against an older broker this refuses
+    with the Java client's message (`UnsupportedVersionException`), as Kafka's tool does, before sending.
+    """
     from kafka.protocol.admin import CreateTopicsRequest as R
 
     cluster._need("create topics", ApiKey.CREATE_TOPICS)
+    version = _create_topics_version(cluster)
+    defaults = plan.assignment is None and (plan.partitions is None or plan.replication_factor is None)
+    if defaults and version is not None and version < BROKER_DEFAULTS_SINCE_VERSION:
+        raise TopicError("Creating topics with default partitions/replication factor are only supported in "
+                         "CreateTopicRequest version 4+. The following topics need values for partitions and "
+                         f"replicas: [{plan.topic}]")
     T = R.CreatableTopic
+    given = plan.assignment is not None
     request = R(topics=[T(
-        name=plan.topic, num_partitions=-1, replication_factor=-1,
-        assignments=[T.CreatableReplicaAssignment(partition_index=p, broker_ids=r) for p, r in sorted(plan.assignment.items())],
+        name=plan.topic,
+        num_partitions=-1 if given or plan.partitions is None else plan.partitions,
+        replication_factor=-1 if given or plan.replication_factor is None else plan.replication_factor,
+        assignments=[T.CreatableReplicaAssignment(partition_index=p, broker_ids=r)
+                     for p, r in sorted((plan.assignment or {}).items())],
         configs=[T.CreatableTopicConfig(name=k, value=v) for k, v in plan.configs.items()],
-    )], timeout_ms=cluster.timeout_ms, validate_only=False)
-    _errors(_send(cluster, "create topics", request, controller=_error_classes("topics")).topics)
+    )], timeout_ms=cluster.timeout_ms, validate_only=validate_only)
+    response = _send(cluster, "create topics", request, controller=_error_classes("topics"))
+    _errors(response.topics)
+    return _create_answer(response)
+
+
+def _create_answer(response: Any) -> CreateAnswer:
+    if getattr(response, "API_VERSION", 0) < 5 or not response.topics:
+        return CreateAnswer(None, None)
+    t = response.topics[0]
+    n, rf = int(getattr(t, "num_partitions", None) or -1), int(getattr(t, "replication_factor", None) or -1)
+    return CreateAnswer(n if n > 0 else None, rf if rf > 0 else None)
 
 
 def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:

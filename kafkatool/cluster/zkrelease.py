@@ -23,6 +23,7 @@ every fact is a lower bound.  None proves 3.7 or later, when the admin tools bec
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +77,7 @@ def _max(*releases: Release | None) -> Release | None:
     return max(found) if found else None
 
 
-def release_range(registrations: dict[int, bytes | None], controller: bytes | None,
+def release_range(registrations: Mapping[int, bytes | None], controller: bytes | None,
                   feature: bytes | None) -> ReleaseRange:
     """The release range of the live brokers from their registrations (`/brokers/ids/<id>` data by id),
     the `/controller` and `/feature` znodes (None when absent).

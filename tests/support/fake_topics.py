@@ -30,6 +30,7 @@ INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_TOPIC_EXCEPTION = 17
+INVALID_REQUEST = 42
 
 #: Defaults a broker reports for every topic (a few of the real list).
 TOPIC_DEFAULTS = {"cleanup.policy": "delete", "min.insync.replicas": "1", "retention.ms": "604800000",
@@ -56,6 +57,8 @@ class FakeTopicsKafka(FakeKafka):
         super().__init__(*args, **kwargs)
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.elr: dict[tuple[str, int], tuple[list[int] | None, list[int] | None]] = {}
+        self.default_partitions = 1  # the brokers' num.partitions and default.replication.factor (Kafka's defaults)
+        self.default_replication_factor = 1
         if not elr:  # a broker before 3.7: no DescribeTopicPartitions
             self.api_versions.pop(DescribeTopicPartitionsRequest.API_KEY, None)
 
@@ -101,40 +104,58 @@ class FakeTopicsKafka(FakeKafka):
     # -- CreateTopics ---------------------------------------------------------------------------------
 
     def _on_19(self, broker: int, req: Any) -> Any:
+        """CreateTopics as a controller answers it at the negotiated version: v5+ (2.4+) reports the partition
+        count and replication factor it creates (defaults resolved), validateOnly included; kwire leaves
+        them out below v5."""
         R = BODY
         out = []
         for t in req.topics:
-            code, message = self._create_one(t, req.validate_only) if broker == self.controller_id else (NOT_CONTROLLER, None)
+            code, message, n, rf = (self._create_one(t, req.validate_only, req.api_version)
+                                    if broker == self.controller_id else (NOT_CONTROLLER, None, -1, -1))
             out.append(R.CreatableTopicResult(name=t.name, topic_id=self.topic_ids.get(t.name, uuid.UUID(int=0)),
                                               error_code=code, error_message=message, topic_config_error_code=0,
-                                              num_partitions=-1, replication_factor=-1, configs=None))
+                                              num_partitions=n, replication_factor=rf, configs=None))
         return R(throttle_time_ms=0, topics=out)
 
-    def _create_one(self, t: Any, validate_only: bool) -> tuple[int, str | None]:
+    def _create_one(self, t: Any, validate_only: bool, version: int) -> tuple[int, str | None, int, int]:
+        """(error, message, partitions, replication factor) with the checks and messages of the release: a
+        count and an assignment together are refused (Kafka 2.1's AdminManager), -1 without an assignment
+        means the broker's default from v4 on (KIP-464) and, before, fails as 2.1's AdminUtils does."""
         if t.name in self.topics:
-            return TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
+            return TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.", -1, -1
         for other in self.topics:
             if other.replace(".", "_") == t.name.replace(".", "_"):
-                return INVALID_TOPIC_EXCEPTION, f"Topic '{t.name}' collides with existing topic: {other}"
+                return INVALID_TOPIC_EXCEPTION, f"Topic '{t.name}' collides with existing topic: {other}", -1, -1
         if t.assignments:
+            if t.num_partitions != -1 or t.replication_factor != -1:
+                return INVALID_REQUEST, ("Both numPartitions or replicationFactor and replicasAssignments were set. "
+                                         "Both cannot be used at the same time."), -1, -1
             assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments}
             for reps in assignment.values():
                 if set(reps) - self.alive:
-                    return INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker(s) that are not alive: {reps}"
+                    return (INVALID_REPLICA_ASSIGNMENT,
+                            f"The manual partition assignment includes broker(s) that are not alive: {reps}", -1, -1)
         else:
             n, rf = t.num_partitions, t.replication_factor
+            if version >= 4:
+                n = self.default_partitions if n == -1 else n
+                rf = self.default_replication_factor if rf == -1 else rf
+            if n <= 0:
+                return INVALID_PARTITIONS, "Number of partitions must be larger than 0.", -1, -1
+            if rf <= 0:
+                return INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.", -1, -1
             brokers = sorted(self.alive)
             if rf > len(brokers):
                 return INVALID_REPLICATION_FACTOR, (f"Unable to replicate the partition {rf} time(s): The target "
                                                     f"replication factor of {rf} cannot be reached because only "
-                                                    f"{len(brokers)} broker(s) are registered.")
+                                                    f"{len(brokers)} broker(s) are registered."), -1, -1
             assignment = {p: [brokers[(p + i) % len(brokers)] for i in range(rf)] for p in range(n)}
         if not validate_only:
             self.add_topic(t.name, assignment)
             cfg = {c.name: c.value for c in t.configs or []}
             if cfg:
                 self.set_config("topics", t.name, cfg)
-        return NONE, None
+        return NONE, None, len(assignment), len(assignment[min(assignment)])
 
     # -- CreatePartitions -----------------------------------------------------------------------------
 
