@@ -242,3 +242,15 @@ def test_offsets_watch_over_zookeeper(zk_cluster: tuple[str, FakeKafkaCluster, A
     parts = {r["partition"]: r["status"] for r in rows if r["type"] == "partition"}
     assert parts == {0: "STALL", 1: "STALL"}
     assert rows[-1]["type"] == "group" and rows[-1]["status"] == "ERR"
+
+
+def test_zookeeper_groups_get_the_scala_tools_text(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+    """No ZooKeeper cluster runs 4.0 (cluster/zkrelease.py): a reset plan is 3.3's text (rows sorted), not
+    4.0's (HashMap order), unless --kafka-release asks."""
+    connect, _, _ = zk_cluster
+    args = ("offsets", "reset", "--zookeeper", connect, "--group", "stopped", "--all-topics", "--to-latest",
+            "--export")
+    default, scala, java = cli(*args), cli("--kafka-release", "3.3", *args), cli("--kafka-release", "4.0", *args)
+    assert default[0] == 0, default[2]
+    assert default == scala and scala[1] == "old-v1,1,80\nother,0,5\n\n"  # 3.3's rows, sorted here
+    assert java[1] == "other,0,5\nold-v1,1,80\n\n"  # 4.0's HashMap order
