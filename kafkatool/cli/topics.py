@@ -255,19 +255,11 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
             _report(fmt, [], [{"action": "create", "topic": topic, "status": "exists"}])
             return
         raise
-    if dry_run:
-        if not zk:  # the controller checks it (validateOnly) and says what it would create
-            answer = admin_create(cluster, plan, validate_only=True)
-            plan.partitions = plan.partitions or answer.partitions
-            plan.replication_factor = plan.replication_factor or answer.replication_factor
-        out.append("dry run: nothing is changed. Would create topic " + _create_text(plan, partitions, rf, zk))
-        _report(fmt, out, [{**plan.row(), "status": "dry-run"}])
-        return
     try:
-        if zk:
+        if zk and not dry_run:
             zk_create(cluster, plan)
-        else:
-            answer = admin_create(cluster, plan)
+        elif not zk:  # with --dry-run the controller checks it (validateOnly) and says what it would create
+            answer = admin_create(cluster, plan, validate_only=dry_run)
             plan.partitions = plan.partitions or answer.partitions
             plan.replication_factor = plan.replication_factor or answer.replication_factor
     except TopicExistsError:
@@ -275,6 +267,10 @@ def _create(cluster: Any, topic: str, partitions: int | None, rf: int | None, as
             _report(fmt, out, [{"action": "create", "topic": topic, "status": "exists"}])
             return
         raise
+    if dry_run:
+        out.append("dry run: nothing is changed. Would create topic " + _create_text(plan, partitions, rf, zk))
+        _report(fmt, out, [{**plan.row(), "status": "dry-run"}])
+        return
     out.append(f'Created topic "{topic}".' if zk else f"Created topic {topic}.")
     _report(fmt, out, [{**plan.row(), "status": "created"}])
 
