@@ -37,6 +37,8 @@ def test_the_range_is_the_lowest_release_a_live_broker_is_proven_to_run() -> Non
     assert release_range({2: V5}, CONTROLLER_V2, None) == ReleaseRange(Release(3, 4))  # the controller is 3.4+
     assert release_range({1: V5, 2: V5}, CONTROLLER_V2, None) == ReleaseRange(Release(2, 7))  # broker 1 may be 2.7
     assert release_range({1: V4, 2: V5}, CONTROLLER_V2, FEATURE_V2) == ReleaseRange(Release(3, 3))  # IBP 3.3: all
+    migrating = b'{"version":2,"brokerid":3000,"timestamp":"1700000000000","kraftControllerEpoch":5}'
+    assert release_range({1: V5}, migrating, None) == ReleaseRange(Release(2, 7))  # a KRaft controller: no broker
     assert release_range({}, None, None) == ReleaseRange(None)
     assert release_range({1: b"not json", 2: b'{"version":"x"}'}, b"[]", b"{}") == ReleaseRange(None)
     assert str(ReleaseRange(Release(3, 4))) == "Kafka 3.4-3.9"

@@ -9,7 +9,8 @@ format changed with some releases (facts from `kafka/zk/ZkData.scala` at apache/
   (`BrokerFeatures.createEmpty`), and KIP-866's migration (3.4+) registers with the KRaft controller,
   not here: nothing in a registration tells one 3.x release from another.
 - `/controller` (ephemeral: the active controller): `"version": 2` with `"kraftControllerEpoch"` since
-  3.4 (KIP-866), version 1 before.
+  3.4 (KIP-866), version 1 before.  During a migration a KRaft controller writes it under its own id,
+  which is no registered broker's: then it speaks for none of them.
 - `/feature` (written by a 2.7+ controller): `"version": 2` (no `min_version_level`) once the IBP is
   3.3 or later, 1 before.  A broker's IBP is never newer than its software, and Kafka does not support
   lowering the IBP again, so this holds for every broker since.
