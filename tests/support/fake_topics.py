@@ -2,7 +2,8 @@
 
 Added on top of `fake_admin` (which negotiates as a broker of its `release` does, answering at the
 negotiated version from the message specs): CreateTopics, CreatePartitions, DeleteTopics and DescribeTopicPartitions handlers with a
-KRaft controller's checks and messages, topic ids in Metadata, and DescribeConfigs answers that list
+KRaft controller's checks and messages (CreateTopics per version: -1 counts are the brokers' defaults
+from v4, refused as Kafka 2.1 refused them before; v5+ answers carry the counts, validateOnly too), topic ids in Metadata, and DescribeConfigs answers that list
 every topic config with its default (as real brokers do) so `min.insync.replicas` is always there.
 Handlers build responses as fake_admin's do (`R = BODY`, `R.<Struct>(field=…)`).
 """
