@@ -1,10 +1,12 @@
 """The fake brokers of `fake_admin`, plus what `topics` and `configs` need from a broker.
 
 Added on top of `fake_admin` (which negotiates as a broker of its `release` does, answering at the
-negotiated version from the message specs): CreateTopics, CreatePartitions, DeleteTopics and DescribeTopicPartitions handlers with a
-KRaft controller's checks and messages (CreateTopics per version: -1 counts are the brokers' defaults
-from v4, refused as Kafka 2.1 refused them before; v5+ answers carry the counts, validateOnly too), topic ids in Metadata, and DescribeConfigs answers that list
-every topic config with its default (as real brokers do) so `min.insync.replicas` is always there.
+negotiated version from the message specs): CreateTopics, CreatePartitions, DeleteTopics and
+DescribeTopicPartitions handlers with a KRaft controller's checks and messages (CreateTopics per
+version: -1 counts are the brokers' defaults from v4, refused as Kafka 2.1 refused them before; v5+
+answers carry the counts, validateOnly too; CreatePartitions as a ZooKeeper-mode broker answers it for
+2.x releases, as a KRaft controller from 3.3), topic ids in Metadata, and DescribeConfigs answers that
+list every topic config with its default (as real brokers do) so `min.insync.replicas` is always there.
 Handlers build responses as fake_admin's do (`R = BODY`, `R.<Struct>(field=…)`).
 """
 
@@ -32,6 +34,7 @@ INVALID_REPLICATION_FACTOR = 38
 INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_REQUEST = 42
+REASSIGNMENT_IN_PROGRESS = 60
 
 #: Defaults a broker reports for every topic (a few of the real list).
 TOPIC_DEFAULTS = {"cleanup.policy": "delete", "min.insync.replicas": "1", "retention.ms": "604800000",
@@ -161,26 +164,125 @@ class FakeTopicsKafka(FakeKafka):
     # -- CreatePartitions -----------------------------------------------------------------------------
 
     def _on_37(self, broker: int, req: Any) -> Any:
+        """CreatePartitions as the controller of the fake's release answers it: a ZooKeeper-mode broker for
+        2.x (`AdminManager`, `ZkAdminManager`), a KRaft controller from 3.3 (`ReplicationControlManager`),
+        as the real brokers in shared/fixtures/brokers are; validateOnly changes nothing.  Each topic is
+        answered on its own: the others are grown even when one is refused."""
         R = BODY
         out = []
         for t in req.topics:
-            parts = self.topics.get(t.name)
-            code, message = NONE, None
-            if broker != self.controller_id:
-                code = NOT_CONTROLLER
-            elif parts is None:
-                code, message = UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
-            elif t.count <= len(parts):
-                code, message = INVALID_PARTITIONS, (f"Topic currently has {len(parts)} partitions, which is higher "
-                                                     f"than the requested {t.count}.")
-            elif not req.validate_only:
-                start = len(parts)
-                for i in range(start, t.count):
-                    reps = (list(t.assignments[i - start].broker_ids) if t.assignments
-                            else [sorted(self.alive)[i % len(self.alive)]])
-                    parts[i] = FakePartition(reps, reps[0], list(reps), log_dir={b: self.log_dirs[0] for b in reps})
+            code, message = NOT_CONTROLLER, None
+            if broker == self.controller_id:
+                check = self._grow_kraft if self.kraft else self._grow_zk
+                code, message, new = check(t)
+                if code == NONE and not req.validate_only:
+                    parts = self.topics[t.name]
+                    for p, reps in new.items():
+                        parts[p] = FakePartition(reps, reps[0], list(reps), log_dir={b: self.log_dirs[0] for b in reps})
             out.append(R.CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message))
         return R(throttle_time_ms=0, results=out)
+
+    @property
+    def kraft(self) -> bool:
+        """Whether this release's broker is modelled as KRaft (3.3+: as the fixtures' 3.3.1 and 4.0.0 are)."""
+        major, minor = (int(x) for x in self.release.split(".")[:2])
+        return (major, minor) >= (3, 3)
+
+    def _grow_zk(self, t: Any) -> tuple[int, str | None, dict[int, list[int]]]:
+        """Kafka 2.1's `AdminManager.createPartitions` / 2.8's `ZkAdminManager` with `AdminZkClient`'s checks."""
+        parts = self.topics.get(t.name, {})
+        moving = [p for p in parts.values() if p.adding or p.removing]
+        if self.release.startswith("2.1.") and any(p.adding or p.removing for ps in self.topics.values()
+                                                    for p in ps.values()):
+            return REASSIGNMENT_IN_PROGRESS, "A partition reassignment is in progress.", {}
+        if moving and not self.release.startswith("2.1."):
+            return REASSIGNMENT_IN_PROGRESS, f"A partition reassignment is in progress for the topic '{t.name}'.", {}
+        if not parts:
+            return UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{t.name}' does not exist.", {}
+        old, increment = len(parts), t.count - len(parts)
+        if increment < 0:
+            return INVALID_PARTITIONS, f"Topic currently has {old} partitions, which is higher than the requested {t.count}.", {}
+        if increment == 0:
+            return INVALID_PARTITIONS, f"Topic already has {old} partitions.", {}
+        rf = len(parts[0].replicas)
+        brokers = sorted(self.alive)  # ZooKeeper: a registered broker is a live one
+        if t.assignments is None:
+            if rf > len(brokers):
+                return INVALID_REPLICATION_FACTOR, f"Replication factor: {rf} larger than available brokers: {len(brokers)}.", {}
+            return NONE, None, {old + i: [brokers[(old + i + j) % len(brokers)] for j in range(rf)] for i in range(increment)}
+        given = [list(a.broker_ids) for a in t.assignments]
+        unknown = list(dict.fromkeys(b for reps in given for b in reps if b not in self.alive))
+        if unknown:  # a Scala Set: insertion order up to 4 elements (the tests stay below)
+            return INVALID_REPLICA_ASSIGNMENT, f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.", {}
+        if len(given) != increment:
+            return (INVALID_REPLICA_ASSIGNMENT,
+                    f"Increasing the number of partitions by {increment} but {len(given)} assignments provided.", {})
+        new = {old + i: reps for i, reps in enumerate(given)}
+        for p, reps in new.items():
+            if not reps:
+                return INVALID_REPLICA_ASSIGNMENT, f"Cannot have replication factor of 0 for partition id {p}.", {}
+            if len(set(reps)) != len(reps):
+                return (INVALID_REPLICA_ASSIGNMENT, "Duplicate brokers not allowed in replica assignment: "
+                        f"{', '.join(map(str, reps))} for partition id {p}.", {})
+        bad = [(p, len(reps)) for p, reps in new.items() if len(reps) != rf]
+        if bad:
+            return (INVALID_REPLICA_ASSIGNMENT, f"Inconsistent replication factor between partitions, partition 0 has "
+                    f"{rf} while partitions [{', '.join(str(p) for p, _ in bad)}] have replication factors "
+                    f"[{', '.join(str(n) for _, n in bad)}], respectively.", {})
+        return NONE, None, new
+
+    def _grow_kraft(self, t: Any) -> tuple[int, str | None, dict[int, list[int]]]:
+        """`ReplicationControlManager.createPartitions` (3.3-4.x): registered brokers are the fake's brokers,
+        the unfenced ones its `alive`; no message for an unknown topic (the client shows its default)."""
+        parts = self.topics.get(t.name)
+        if not parts:
+            return UNKNOWN_TOPIC_OR_PARTITION, None, {}
+        old = len(parts)
+        if t.count == old:
+            return INVALID_PARTITIONS, f"Topic already has {old} partition(s).", {}
+        if t.count < old:
+            return (INVALID_PARTITIONS,
+                    f"The topic {t.name} currently has {old} partition(s); {t.count} would not be an increase.", {})
+        additional = t.count - old
+        if t.assignments is not None and len(t.assignments) != additional:
+            return (INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), but only "
+                    f"{len(t.assignments)} assignment(s) were specified.", {})
+        rf = len(parts[min(parts)].replicas)
+        if t.assignments is None:
+            if not self.alive:
+                return INVALID_REPLICATION_FACTOR, "All brokers are currently fenced.", {}
+            if rf > len(self.rack):
+                return (INVALID_REPLICATION_FACTOR, f"The target replication factor of {rf} cannot be reached because "
+                        f"only {len(self.rack)} broker(s) are registered.", {})
+            order = sorted(self.alive) + sorted(set(self.rack) - self.alive)  # unfenced brokers first
+            return NONE, None, {old + i: [order[(old + i + j) % len(order)] for j in range(rf)] for i in range(additional)}
+        new = {}
+        for i, a in enumerate(t.assignments):
+            reps = list(a.broker_ids)
+            error = self._manual_assignment_error(reps, rf)
+            if error:
+                return INVALID_REPLICA_ASSIGNMENT, error, {}
+            if not set(reps) & self.alive:
+                return (INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition assignment for "
+                        f"partition {old + i} are fenced or in controlled shutdown.", {})
+            new[old + i] = reps
+        return NONE, None, new
+
+    def _manual_assignment_error(self, reps: list[int], rf: int) -> str | None:
+        """`validateManualPartitionAssignment`: brokers checked in sorted order."""
+        if not reps:
+            return "The manual partition assignment includes an empty replica list."
+        prev = None
+        for b in sorted(reps):
+            if b not in self.rack:
+                return f"The manual partition assignment includes broker {b}, but no such broker is registered."
+            if b == prev:
+                return f"The manual partition assignment includes the broker {b} more than once."
+            prev = b
+        if len(reps) != rf:
+            return (f"The manual partition assignment includes a partition with {len(reps)} replica(s), but this is "
+                    f"not consistent with previous partitions, which have {rf} replica(s).")
+        return None
 
     # -- DeleteTopics ---------------------------------------------------------------------------------
 
