@@ -117,19 +117,17 @@ def test_kafka_40_text_has_elr_columns() -> None:
         k.stop()
 
 
-def test_create_alter_delete_send_the_planned_assignment(k33: FakeTopicsKafka) -> None:
+def test_create_alter_delete_send_what_kafkas_tool_sends(k33: FakeTopicsKafka) -> None:
     r = topics(k33, "--create", "--topic", "events", "--replica-assignment", "1:2,3:4", "--config", "retention.ms=9")
     assert (r.code, r.out, r.err) == (0, "Created topic events.\n", "")
     sent = k33.sent(CreateTopicsRequest)[-1].topics[0]
     assert [(a.partition_index, list(a.broker_ids)) for a in sent.assignments] == [(0, [1, 2]), (1, [3, 4])]
     assert [(c.name, c.value) for c in sent.configs] == [("retention.ms", "9")]
     assert k33.assignment("events") == {0: [1, 2], 1: [3, 4]}
-    r = topics(k33, "--alter", "--topic", "events", "--partitions", "3", "--dry-run")
-    assert r.code == 0 and r.out.startswith("dry run: nothing is changed.") and not k33.sent(CreatePartitionsRequest)
     r = topics(k33, "--alter", "--topic", "events", "--partitions", "3")
-    assert (r.code, r.out) == (0, "")  # Kafka 3.3's tool prints nothing here
-    new = k33.assignment("events")[2]
-    assert len(new) == 2 and len({k33.rack[b] for b in new}) == 2  # rack-aware
+    assert (r.code, r.out, r.err) == (0, "", "")  # Kafka 3.3's tool prints nothing here
+    assert _sent_growth(k33) == (False, [("events", 3, None)])  # the count only: the controller places
+    assert len(k33.assignment("events")) == 3
     r = topics(k33, "--create", "--topic", "events", "--partitions", "1", "--replication-factor", "1")
     assert (r.code, r.err) == (2, "kafkatool: topics: Topic 'events' already exists.\n")
     r = topics(k33, "--delete", "--topic", "events")
@@ -335,3 +333,134 @@ def test_every_release_gets_the_counts_at_its_negotiated_version(release: str) -
         assert r.code == (2 if release == "2.1.1" else 0), r.err
     finally:
         k.stop()
+
+
+def _sent_growth(k: FakeTopicsKafka):  # type: ignore[no-untyped-def]
+    """The last CreatePartitions as the fake decoded it from the wire: validateOnly and per topic (name,
+    count, assignments or None when the request left them null)."""
+    req = k.sent(CreatePartitionsRequest)[-1]
+    return req.validate_only, [(t.name, t.count, None if t.assignments is None else [list(a.broker_ids)
+                                                                                  for a in t.assignments])
+                               for t in req.topics]
+
+
+def test_alter_sends_the_count_and_the_controller_places_new_partitions(k33: FakeTopicsKafka) -> None:
+    """Kafka's TopicCommand: `NewPartitions.increaseTo(n)`, no assignment; --dry-run asks with validateOnly."""
+    r = topics(k33, "--alter", "--topic", "orders", "--partitions", "5", "--dry-run")
+    assert (r.code, r.err) == (0, "")
+    assert r.out == ("dry run: nothing is changed. Would add 2 partitions to orders (3 -> 5), new replicas placed by "
+                     "the controller (the controller validated it: CreatePartitions with validateOnly)\n")
+    assert _sent_growth(k33) == (True, [("orders", 5, None)]) and len(k33.assignment("orders")) == 3
+    r = topics(k33, "--alter", "--topic", "orders", "--partitions", "5", "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out) == [{"action": "alter", "topic": "orders", "partitions_before": 3, "partitions_after": 5,
+                                  "new_partitions": None, "status": "altered"}]
+    assert _sent_growth(k33) == (False, [("orders", 5, None)]) and len(k33.assignment("orders")) == 5
+
+
+def test_alter_replica_assignment_sends_only_the_new_partitions(k33: FakeTopicsKafka) -> None:
+    """With --replica-assignment Kafka's tool drops the entries of the partitions that exist already."""
+    args = ("--alter", "--topic", "orders", "--partitions", "5", "--replica-assignment", "1:2,2:3,3:4,4:1,1:3")
+    r = topics(k33, *args, "--dry-run")
+    assert (r.code, r.out) == (0, "dry run: nothing is changed. Would add 2 partitions to orders (3 -> 5): 3:[4,1], "
+                                  "4:[1,3] (the controller validated it: CreatePartitions with validateOnly)\n")
+    assert _sent_growth(k33) == (True, [("orders", 5, [[4, 1], [1, 3]])])
+    r = topics(k33, *args)
+    assert (r.code, r.out, r.err) == (0, "", "")
+    assert k33.assignment("orders") == {0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [4, 1], 4: [1, 3]}
+    # only the new partitions given: nothing is left after dropping 5, so an empty list goes (not null)
+    r = topics(k33, "--alter", "--topic", "orders", "--partitions", "7", "--replica-assignment", "1:2,2:3")
+    assert _sent_growth(k33) == (False, [("orders", 7, [])])
+    assert (r.code, r.out) == (2, "")
+    assert r.err == ("kafkatool: topics: Attempted to add 2 additional partition(s), but only 0 assignment(s) "
+                     "were specified.\n")
+
+
+def test_a_regex_grows_every_match_in_one_request_and_prints_the_first_refusal(k33: FakeTopicsKafka) -> None:
+    """One CreatePartitions for all matches; the controller grows those it accepts; Kafka's tool prints the
+    first refusal in `CreatePartitionsResult.all()`'s order (checked against the JDK in test_topics_jvm)."""
+    k33.add_topic("orders2", {0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [4, 1]})
+    r = topics(k33, "--alter", "--topic", "orders.*|audit", "--partitions", "3")
+    assert _sent_growth(k33) == (False, [("audit", 3, None), ("orders", 3, None), ("orders2", 3, None)])
+    assert (r.code, r.out) == (2, "")
+    # orders (already 3) and orders2 (4) are refused; all() waits on orders2, orders, audit (HashMap
+    # buckets): orders2's refusal is the one Kafka's tool prints
+    assert r.err == "kafkatool: topics: The topic orders2 currently has 4 partition(s); 3 would not be an increase.\n"
+    assert len(k33.assignment("audit")) == 3  # grown although others were refused
+    r = topics(k33, "--alter", "--topic", "orders.*|audit", "--partitions", "4", "--dry-run", "--format", "json")
+    rows = {row["topic"]: row for row in json.loads(r.out)}
+    assert r.code == 2 and (rows["audit"]["status"], rows["orders"]["status"]) == ("dry-run", "dry-run")
+    assert rows["orders2"]["status"] == "refused"
+    assert rows["orders2"]["error"] == "Topic already has 4 partition(s)."
+
+
+def test_alter_if_exists_and_missing_topics(k33: FakeTopicsKafka) -> None:
+    r = topics(k33, "--alter", "--topic", "nope.*", "--partitions", "3", "--if-exists")
+    assert (r.code, r.out, r.err) == (0, "", "") and not k33.sent(CreatePartitionsRequest)
+    r = topics(k33, "--alter", "--topic", "nope", "--partitions", "3")
+    assert (r.code, r.err) == (2, "kafkatool: topics: Topic 'nope' does not exist as expected\n")
+    r = topics(k33, "--alter", "--topic", "__consumer_offsets", "--partitions", "3")  # kafkatool's guard
+    assert r.code == 2 and not k33.sent(CreatePartitionsRequest)
+
+
+def test_alter_without_create_partitions_is_one_line() -> None:
+    """A broker without CreatePartitions (before Kafka 1.0): refused before sending, naming the API."""
+    k = start("2.1.1")
+    try:
+        del k.api_versions[CreatePartitionsRequest.API_KEY]
+        r = topics(k, "--alter", "--topic", "orders", "--partitions", "4")
+        assert (r.code, r.out) == (2, "")
+        assert r.err.startswith("kafkatool: topics: add partitions needs CreatePartitions (Kafka >= 1.0); ")
+        assert len(r.err.splitlines()) == 1 and not k.sent(CreatePartitionsRequest)
+    finally:
+        k.stop()
+
+
+#: What the controller says, by broker kind: ZooKeeper-mode 2.x (`AdminManager`/`ZkAdminManager`) and KRaft
+#: (`ReplicationControlManager`, 3.3 on: the fixtures' 3.3.1 and 4.0.0 brokers are KRaft).
+ZK_REFUSALS = ("Topic already has 3 partitions.",
+               "Topic currently has 3 partitions, which is higher than the requested 2.",
+               "Increasing the number of partitions by 1 but 2 assignments provided.",
+               "Unknown broker(s) in replica assignment: 9.")
+KRAFT_REFUSALS = ("Topic already has 3 partition(s).",
+                  "The topic orders currently has 3 partition(s); 2 would not be an increase.",
+                  "Attempted to add 1 additional partition(s), but only 2 assignment(s) were specified.",
+                  "The manual partition assignment includes broker 9, but no such broker is registered.")
+
+
+@pytest.mark.parametrize("release", kwire.MATRIX)
+def test_every_release_grows_by_count_and_refuses_in_its_own_words(release: str) -> None:
+    k = start(release)
+    try:
+        expected = ZK_REFUSALS if release.startswith("2.") else KRAFT_REFUSALS
+        for (partitions, assignment), message in zip(
+                (("3", None), ("2", None), ("4", "1:2,2:3,3:4,4:1,1:2"), ("4", "1:2,2:3,3:4,9:1")), expected, strict=True):
+            extra = ("--replica-assignment", assignment) if assignment else ()
+            r = topics(k, "--alter", "--topic", "orders", "--partitions", partitions, *extra, "--dry-run")
+            assert (r.code, r.out, r.err) == (2, "", f"kafkatool: topics: {message}\n")
+        r = topics(k, "--alter", "--topic", "orders", "--partitions", "4")
+        assert (r.code, r.out, r.err) == (0, "", "")
+        req = k.sent(CreatePartitionsRequest)[-1]
+        assert req.api_version == min(CreatePartitionsRequest.max_version, kwire.release_api_versions(release)[37][1])
+        assert _sent_growth(k) == (False, [("orders", 4, None)]) and len(k.assignment("orders")) == 4
+    finally:
+        k.stop()
+
+
+def test_refusals_carry_the_brokers_message_or_the_java_clients_default() -> None:
+    """A KRaft controller sends no message for an unknown topic: Kafka's tool shows the exception's default."""
+    from types import SimpleNamespace
+
+    from kafkatool.cluster.connect import ClusterError
+    from kafkatool.cluster.topics import TopicError
+    from kafkatool.cluster.topics_backend import _refusal
+
+    def result(code: int, message: str | None) -> SimpleNamespace:
+        return SimpleNamespace(name="orders", error_code=code, error_message=message)
+
+    assert _refusal(result(0, None)) is None
+    unknown = _refusal(result(3, None))
+    assert isinstance(unknown, TopicError) and str(unknown) == "This server does not host this topic-partition."
+    for code in (37, 39, 60, 89):  # INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, REASSIGNMENT_IN_PROGRESS, quota
+        assert isinstance(_refusal(result(code, "no")), TopicError)
+    assert isinstance(_refusal(result(41, None)), ClusterError)  # NOT_CONTROLLER after the retry: a failure

@@ -2,8 +2,9 @@
 
 Java 8's `Properties` is a `Hashtable` (the ZooKeeper-era tools print config znodes in its order);
 the Admin API tools print topics in the order of the `HashMap`s `KafkaAdminClient.describeTopics` and
-`DescribeTopicsResult.allTopicNames()` build (3.3 and 4.0 differ by one copy), and configs in
-`Config.entries()`' `HashMap` order.  The probe replays those constructions with JDK classes only.
+`DescribeTopicsResult.allTopicNames()` build (3.3 and 4.0 differ by one copy), configs in
+`Config.entries()`' `HashMap` order, and the refusal `--alter` prints first in the order of the `HashMap`
+`CreatePartitionsResult.all()` waits on.  The probe replays those constructions with JDK classes only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ import subprocess
 
 import pytest
 
-from kafkatool.cluster.topics_text import admin_topic_order, config_entries_order
+from kafkatool.cluster.topics_text import (
+    admin_topic_order,
+    config_entries_order,
+    create_partitions_result_order,
+)
 from kafkatool.jvm.hashtable import properties_order
 from kafkatool.release import Release
 
@@ -31,6 +36,11 @@ public class Probe {
         List<String> l = new ArrayList<>(); for (Map.Entry<String, String> e : t.entrySet()) l.add(e.getKey()); out = l;
       } else if (parts[0].equals("config")) {
         Map<String, String> m = new HashMap<>(); for (String k : keys) m.put(k, "v"); out = m.keySet();
+      } else if (parts[0].equals("partitions")) {
+        List<String> sorted = new ArrayList<>(keys); Collections.sort(sorted);
+        Map<String, String> futures = new HashMap<>(sorted.size());
+        for (String k : sorted) futures.put(k, "f");
+        out = new HashMap<>(futures).keySet();
       } else {
         List<String> sorted = new ArrayList<>(keys); Collections.sort(sorted);
         Map<String, String> futures = new HashMap<>(sorted.size());
@@ -89,3 +99,9 @@ def test_config_entries_order_is_configs_hashmap(jdk) -> None:  # type: ignore[n
     answers = jdk([f"config {','.join(c)}" for c in CONFIGS + CASES])
     for names, line in zip(CONFIGS + CASES, answers, strict=True):
         assert ",".join(config_entries_order(names)) == line
+
+
+def test_create_partitions_result_order_is_the_clients_hashmap(jdk) -> None:  # type: ignore[no-untyped-def]
+    answers = jdk([f"partitions {','.join(c)}" for c in CASES])
+    for names, line in zip(CASES, answers, strict=True):
+        assert ",".join(create_partitions_result_order(names)) == line

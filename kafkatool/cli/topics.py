@@ -25,7 +25,7 @@ Exactly one action: --list, --describe, --create, --alter or --delete. With --bo
 
 --describe filters (one at a time): --under-replicated-partitions, --unavailable-partitions, --under-min-isr-partitions, --at-min-isr-partitions, --topics-with-overrides; the command exits 1 when a filter finds anything (for scripts and probes).
 
---create takes --partitions and --replication-factor or --replica-assignment 0:1,1:2,…. Over the Admin API, as Kafka's tool, it sends the counts (a count left out is the brokers' default, Kafka 2.4+) and the controller places the replicas; --dry-run has the controller validate the request (validateOnly) and says what would be sent. Over ZooKeeper both counts are needed and kafkatool places replicas as Kafka 2.x's AdminUtils did (rack-aware unless --disable-rack-aware; --seed makes it reproducible), so --dry-run shows exactly what will be written. --alter --partitions N only grows a topic, the new partitions placed as Kafka's addPartitions places them. --delete refuses internal topics.
+--create takes --partitions and --replication-factor or --replica-assignment 0:1,1:2,…. Over the Admin API, as Kafka's tool, it sends the counts (a count left out is the brokers' default, Kafka 2.4+) and the controller places the replicas; --dry-run has the controller validate the request (validateOnly) and says what would be sent. Over ZooKeeper both counts are needed and kafkatool places replicas as Kafka 2.x's AdminUtils did (rack-aware unless --disable-rack-aware; --seed makes it reproducible), so --dry-run shows exactly what will be written. --alter --partitions N grows a topic: over the Admin API, as Kafka's tool, it sends the new count (with --replica-assignment also the new partitions' replicas) in one CreatePartitions for all matching topics and the controller places the new replicas; --dry-run has the controller validate it (validateOnly). Over ZooKeeper the new partitions are placed as Kafka 2.x's addPartitions placed them. --delete refuses internal topics.
 
 Exit codes: 0 done; 1 a --describe filter found partitions (or topics); 2 bad input or refused by Kafka's rules; 3 cluster failure.
 
@@ -295,8 +295,10 @@ def _create_text(plan: Any, partitions: int | None, rf: int | None, zk: bool) ->
 
 def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, rack_aware: bool, if_exists: bool,
            dry_run: bool, fmt: str, configs: dict[str, str] | None = None, delete_configs: list[str] | None = None) -> None:
+    """Over ZooKeeper each topic in turn as Kafka 2.x's tool did (the assignment computed here); over the
+    Admin API one CreatePartitions for every matched topic, as Kafka's TopicCommand sends it."""
     from kafkatool.cluster.topics import plan_add_partitions
-    from kafkatool.cluster.topics_backend import admin_add_partitions, current_assignment, zk_add_partitions
+    from kafkatool.cluster.topics_backend import current_assignment, zk_add_partitions
 
     zk = cluster.kind == "zookeeper"
     names = _matching(cluster, pattern, False)
@@ -304,6 +306,10 @@ def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, 
         if if_exists:
             return
         raise _not_found(cluster, pattern)
+    if not zk:
+        if partitions is not None:
+            _alter_admin(cluster, names, partitions, assignment, rack_aware, dry_run, fmt)
+        return
     brokers = cluster.brokers()
     out: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -313,18 +319,59 @@ def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, 
         if partitions is None:
             continue
         plan = plan_add_partitions(name, current_assignment(cluster, name), brokers, partitions, assignment, rack_aware)
-        if zk:
-            out += plan.warnings  # Kafka 3.3's Admin path prints no warning
+        out += plan.warnings
+        new = plan.new_partitions or {}
         if dry_run:
-            out.append(f"dry run: nothing is changed. Would add {len(plan.new_partitions)} partitions to {name} "
-                       f"({plan.current} -> {plan.current + len(plan.new_partitions)}): {_assignment_text(plan.new_partitions)}")
+            out.append(f"dry run: nothing is changed. Would add {len(new)} partitions to {name} "
+                       f"({plan.current} -> {plan.total}): {_assignment_text(new)}")
             rows.append({**plan.row(), "status": "dry-run"})
             continue
-        (zk_add_partitions if zk else admin_add_partitions)(cluster, plan)
-        if zk:
-            out.append("Adding partitions succeeded!")
+        zk_add_partitions(cluster, plan)
+        out.append("Adding partitions succeeded!")
         rows.append({**plan.row(), "status": "altered"})
     _report(fmt, out, rows)
+
+
+def _alter_admin(cluster: Any, names: list[str], partitions: int, assignment: Any, rack_aware: bool, dry_run: bool,
+                 fmt: str) -> None:
+    """Kafka's TopicCommand: the new count (and only --replica-assignment's new partitions) for every topic
+    in one request; it prints nothing when all were grown and, when some were refused, the first refusal in
+    `CreatePartitionsResult.all()`'s order (the others were still grown).  --dry-run sends the same request
+    with validateOnly and says what was sent."""
+    from kafkatool.cluster.topics import plan_grow
+    from kafkatool.cluster.topics_backend import admin_add_partitions
+    from kafkatool.cluster.topics_text import create_partitions_result_order
+
+    if not rack_aware:  # Kafka's tool accepts it and sends nothing of it either
+        sys.stderr.write("kafkatool: note: --disable-rack-aware has no effect over the Admin API: "
+                         "the controller places the replicas\n")
+    counts: dict[str, int] = {}
+    for tp in cluster.assignment(names):
+        counts[tp.topic] = counts.get(tp.topic, 0) + 1
+    plans = [plan_grow(n, counts.get(n, 0), partitions, assignment) for n in names]
+    refused = admin_add_partitions(cluster, plans, validate_only=dry_run)
+    out: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for plan in plans:
+        if plan.topic in refused:
+            rows.append({**plan.row(), "status": "refused", "error": str(refused[plan.topic])})
+            continue
+        if dry_run:
+            out.append("dry run: nothing is changed. Would " + _grow_text(plan))
+        rows.append({**plan.row(), "status": "dry-run" if dry_run else "altered"})
+    _report(fmt, out, rows)
+    if refused:
+        raise refused[create_partitions_result_order(list(refused))[0]]
+
+
+def _grow_text(plan: Any) -> str:
+    """What --dry-run over the Admin API says was asked for (CreatePartitions with validateOnly)."""
+    text = f"add {plan.total - plan.current} partitions to {plan.topic} ({plan.current} -> {plan.total})"
+    if plan.new_partitions is None:
+        text += ", new replicas placed by the controller"
+    else:
+        text += f": {_assignment_text(plan.new_partitions)}"
+    return text + " (the controller validated it: CreatePartitions with validateOnly)"
 
 
 def _alter_configs_zk(cluster: Any, name: str, configs: dict[str, str], delete: list[str], dry_run: bool,

@@ -288,15 +288,25 @@ class CreatePlan:
 
 @dataclass
 class AlterPlan:
+    """Growing `topic` from `current` to `total` partitions: `new_partitions` holds the new partitions'
+    replicas (computed over ZooKeeper; over the Admin API only those `--replica-assignment` gives, `{}`
+    when it gives none past the current count), or is None when the controller places them."""
+
     topic: str
     current: int
-    new_partitions: dict[int, list[int]]
+    new_partitions: dict[int, list[int]] | None
     warnings: list[str] = field(default_factory=list)
+    total: int = -1
+
+    def __post_init__(self) -> None:
+        if self.total < 0:
+            self.total = self.current + len(self.new_partitions or {})
 
     def row(self) -> dict[str, object]:
+        """JSON row: `new_partitions` null means the controller places the new replicas."""
+        new = None if self.new_partitions is None else {str(p): r for p, r in sorted(self.new_partitions.items())}
         return {"action": "alter", "topic": self.topic, "partitions_before": self.current,
-                "partitions_after": self.current + len(self.new_partitions),
-                "new_partitions": {str(p): r for p, r in sorted(self.new_partitions.items())}}
+                "partitions_after": self.total, "new_partitions": new}
 
 
 def broker_metadatas(brokers: Sequence[Broker], rack_aware: bool) -> list[BrokerMetadata]:
@@ -370,7 +380,8 @@ def plan_add_partitions(
     replica_assignment: dict[int, list[int]] | None = None,
     rack_aware: bool = True,
 ) -> AlterPlan:
-    """`AdminZkClient.addPartitions`: only growth; new partitions from the broker after partition 0's leader."""
+    """Over ZooKeeper, as Kafka 2.x's tool did it itself (`AdminZkClient.addPartitions`): only growth; new
+    partitions from the broker after partition 0's leader, or the given assignment's, checked as 2.x did."""
     if topic == GROUP_METADATA_TOPIC:
         raise TopicError("The number of partitions for the offsets topic cannot be changed.")
     if 0 not in existing:
@@ -405,6 +416,19 @@ def plan_add_partitions(
     except AssignmentError as exc:
         raise TopicError(str(exc)) from None
     return AlterPlan(topic, len(existing), new, [PARTITIONS_WARNING])
+
+
+def plan_grow(topic: str, current: int, partitions: int, replica_assignment: dict[int, list[int]] | None) -> AlterPlan:
+    """What Kafka's TopicCommand asks the controller for (`NewPartitions.increaseTo`): the new count and,
+    with `--replica-assignment`, its entries past the current count (`drop(current)`), else no assignment.
+    Kafka's tool checks nothing more: the controller refuses a count that is no increase, a wrong number of
+    assignments or unknown brokers, with its release's message."""
+    if topic == GROUP_METADATA_TOPIC:  # kafkatool's guard: Kafka's Admin-path tool would send it
+        raise TopicError("The number of partitions for the offsets topic cannot be changed.")
+    new = None
+    if replica_assignment is not None:
+        new = {p: list(r) for p, r in sorted(replica_assignment.items()) if p >= current}
+    return AlterPlan(topic, current, new, total=partitions)
 
 
 def check_delete(topic: str) -> None:

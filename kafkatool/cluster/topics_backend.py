@@ -155,7 +155,7 @@ def zk_add_partitions(cluster: Any, plan: AlterPlan) -> None:
         raise UnknownTopicsError(f"The topic {plan.topic} does not exist")
     znode = _json(data)
     partitions = dict(znode.get("partitions") or {})
-    for p, reps in sorted(plan.new_partitions.items()):
+    for p, reps in sorted((plan.new_partitions or {}).items()):
         partitions[str(p)] = reps
     znode["partitions"] = dict(sorted(partitions.items(), key=lambda kv: int(kv[0])))
     cluster.commit(lambda tx: tx.set_data(path, zk_dumps(znode), version=version), f"add partitions to {plan.topic}")
@@ -310,21 +310,40 @@ def _error_classes(field: str) -> Any:
     return lambda response: [for_code(r.error_code) for r in getattr(response, field)]
 
 
-def _errors(results: Sequence[Any], name_attr: str = "name") -> None:
+#: What the Java client says for an error the broker sent without a message (its exception's default text).
+JAVA_DEFAULT_MESSAGES = {3: "This server does not host this topic-partition."}
+
+#: Errors that are the controller refusing the request (exit 2 with its message), not a failure to reach it.
+REFUSALS = frozenset({
+    "InvalidTopicError", "InvalidPartitionsError", "InvalidReplicationFactorError", "InvalidReplicationAssignmentError",
+    "InvalidConfigurationError", "InvalidRequestError", "UnknownTopicOrPartitionError", "PolicyViolationError",
+    "ReassignmentInProgressError", "ThrottlingQuotaExceededError", "BrokerNotAvailableError",
+})
+
+
+def _refusal(r: Any, name_attr: str = "name") -> Exception | None:
+    """The error of one per-topic result as Kafka's tool reports it: the broker's message, else the Java
+    client's default text; None when the topic succeeded."""
     from kafka.errors import for_code
 
+    if not r.error_code:
+        return None
+    err = for_code(r.error_code)
+    sent = getattr(r, "error_message", None)
+    message = sent or JAVA_DEFAULT_MESSAGES.get(r.error_code) or getattr(err, "description", "") or err.__name__
+    name = getattr(r, name_attr, "")
+    if err.__name__ == "TopicAlreadyExistsError":
+        return TopicExistsError(message if sent else f"Topic '{name}' already exists.")
+    if err.__name__ in REFUSALS:
+        return TopicError(message)
+    return ClusterError(f"{name}: {err.__name__}: {message}")
+
+
+def _errors(results: Sequence[Any], name_attr: str = "name") -> None:
     for r in results:
-        if r.error_code:
-            err = for_code(r.error_code)
-            message = getattr(r, "error_message", None) or getattr(err, "description", "") or err.__name__
-            name = getattr(r, name_attr, "")
-            if err.__name__ == "TopicAlreadyExistsError":
-                raise TopicExistsError(message if getattr(r, "error_message", None) else f"Topic '{name}' already exists.")
-            if err.__name__ in ("InvalidTopicError", "InvalidPartitionsError", "InvalidReplicationFactorError",
-                                "InvalidReplicaAssignmentError", "InvalidConfigurationError", "InvalidRequestError",
-                                "UnknownTopicOrPartitionError", "PolicyViolationError"):
-                raise TopicError(message)
-            raise ClusterError(f"{name}: {err.__name__}: {message}")
+        exc = _refusal(r, name_attr)
+        if exc is not None:
+            raise exc
 
 
 #: CreateTopics v4 (Kafka 2.4, KIP-464) is the first to take -1 for "the brokers' default" without an assignment.
@@ -389,15 +408,28 @@ def _create_answer(response: Any) -> CreateAnswer:
     return CreateAnswer(n if n > 0 else None, rf if rf > 0 else None)
 
 
-def admin_add_partitions(cluster: Any, plan: AlterPlan) -> None:
+def admin_add_partitions(cluster: Any, plans: Sequence[AlterPlan], validate_only: bool = False) -> dict[str, Exception]:
+    """One CreatePartitions for all `plans`, as Kafka's TopicCommand sends it (`NewPartitions.increaseTo`):
+    each topic's new count and, only where the plan has one, the new partitions' replicas (else null: the
+    controller places them); `validate_only` has the controller check it and change nothing.
+
+    The controller answers per topic (the others are grown even when one is refused): returns the refused
+    topics with their errors, empty when all were accepted.
+    """
     from kafka.protocol.admin import CreatePartitionsRequest as R
 
     cluster._need("add partitions", ApiKey.CREATE_PARTITIONS)
     T = R.CreatePartitionsTopic
-    request = R(topics=[T(name=plan.topic, count=plan.current + len(plan.new_partitions), assignments=[
-        T.CreatePartitionsAssignment(broker_ids=r) for _, r in sorted(plan.new_partitions.items())])],
-        timeout_ms=cluster.timeout_ms, validate_only=False)
-    _errors(_send(cluster, "create partitions", request, controller=_error_classes("results")).results)
+    request = R(topics=[T(name=p.topic, count=p.total, assignments=None if p.new_partitions is None else [
+        T.CreatePartitionsAssignment(broker_ids=r) for _, r in sorted(p.new_partitions.items())]) for p in plans],
+        timeout_ms=cluster.timeout_ms, validate_only=validate_only)
+    response = _send(cluster, "create partitions", request, controller=_error_classes("results"))
+    refused = {}
+    for r in response.results:
+        exc = _refusal(r)
+        if exc is not None:
+            refused[r.name] = exc
+    return refused
 
 
 def admin_delete(cluster: Any, topics: Sequence[str]) -> None:

@@ -33,6 +33,18 @@ def admin_topic_order(names: Sequence[str], release: Release) -> list[str]:
     return java_collections.string_set_order(order, cap)
 
 
+def create_partitions_result_order(names: Sequence[str]) -> list[str]:
+    """The order `CreatePartitionsResult.all()` waits on its topics, so the refusal Kafka's tool prints when
+    several fail: the client fills `new HashMap<>(n)` (here in sorted order) and hands out a copy."""
+    n = len(names)
+    if n == 0:
+        return []
+    order = java_collections.string_set_order(sorted(names), java_collections.grown_capacity(
+        n, java_collections.table_size_for(n)))
+    copy = java_collections.table_size_for(int(n / java_collections.LOAD_FACTOR + 1))
+    return java_collections.string_set_order(order, java_collections.grown_capacity(n, copy))
+
+
 def config_entries_order(names: Sequence[str]) -> list[str]:
     """`Config.entries()`: a `HashMap` filled with every entry DescribeConfigs returned, in its order."""
     return java_collections.string_set_order(list(names))
