@@ -464,3 +464,25 @@ def test_refusals_carry_the_brokers_message_or_the_java_clients_default() -> Non
     for code in (37, 39, 60, 89):  # INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, REASSIGNMENT_IN_PROGRESS, quota
         assert isinstance(_refusal(result(code, "no")), TopicError)
     assert isinstance(_refusal(result(41, None)), ClusterError)  # NOT_CONTROLLER after the retry: a failure
+
+
+@pytest.mark.parametrize("release", ["2.1.1", "2.8", "3.3.1"])
+def test_growing_during_a_reassignment(release: str) -> None:
+    """ZooKeeper-mode brokers refuse (2.1: any reassignment; 2.8+: one of the topic's); KRaft grows."""
+    k = start(release)
+    try:
+        k._alter_one("audit", 0, [1, 2])
+        r = topics(k, "--alter", "--topic", "orders", "--partitions", "4")
+        if release == "2.1.1":
+            assert (r.code, r.err) == (2, "kafkatool: topics: A partition reassignment is in progress.\n")
+        else:
+            assert (r.code, r.err) == (0, ""), r.err
+        k._alter_one("orders", 0, [2, 3])
+        r = topics(k, "--alter", "--topic", "orders", "--partitions", "5")
+        if release == "3.3.1":
+            assert (r.code, r.err) == (0, "") and len(k.assignment("orders")) == 5
+        else:
+            said = "." if release == "2.1.1" else " for the topic 'orders'."
+            assert (r.code, r.err) == (2, f"kafkatool: topics: A partition reassignment is in progress{said}\n")
+    finally:
+        k.stop()
