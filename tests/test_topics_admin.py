@@ -401,6 +401,10 @@ def test_alter_if_exists_and_missing_topics(k33: FakeTopicsKafka) -> None:
     assert (r.code, r.err) == (2, "kafkatool: topics: Topic 'nope' does not exist as expected\n")
     r = topics(k33, "--alter", "--topic", "__consumer_offsets", "--partitions", "3")  # kafkatool's guard
     assert r.code == 2 and not k33.sent(CreatePartitionsRequest)
+    r = topics(k33, "--alter", "--topic", "audit", "--partitions", "2", "--disable-rack-aware")
+    assert (r.code, r.out) == (0, "") and _sent_growth(k33) == (False, [("audit", 2, None)])
+    assert r.err == ("kafkatool: note: --disable-rack-aware has no effect over the Admin API: the controller places "
+                     "the replicas\n")
 
 
 def test_alter_without_create_partitions_is_one_line() -> None:
