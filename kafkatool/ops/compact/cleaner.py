@@ -70,6 +70,7 @@ class Cleaner:
     def build_offset_map(self, start: int, end: int) -> None:
         """Map key → latest offset over [start, end), stopping where the map fills (buildOffsetMap)."""
         self.map.clear()
+        self.map.reserve(end - start)  # no more keys than offsets: a table that small, not the whole buffer
         self.map.track_offsets(start, end)  # lets cleaning judge the records mapped here by offset
         self.decoded = DecodedRecords(start, end, self.map.memory // 16)
         dirty = self.log.segments_in(start, end)
