@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -349,3 +350,137 @@ def test_crc32c_matches_the_crc32c_package() -> None:
         a = rng.randrange(len(data))
         b = rng.randrange(a, len(data) + 1)
         assert speedups.crc32c(memoryview(data)[a:b]) == crc32c(data[a:b])
+
+
+# -- the offline cleaner: every output byte the same with either core ---------------------------
+
+COMPACT_NOW = 1_800_000_000_000
+
+
+class _PurePython:
+    """Every kafkatool module's handle on the compiled core set to None while inside (the cores are
+    chosen at import, so this is what KAFKATOOL_PURE_PYTHON=1 would have given them)."""
+
+    def __enter__(self) -> None:
+        self.saved = [
+            (m, m.speedups)
+            for name, m in list(sys.modules.items())
+            if name.startswith("kafkatool.") and getattr(m, "speedups", None) is speedups
+        ]
+        for m, _ in self.saved:
+            m.speedups = None
+
+    def __exit__(self, *exc: object) -> None:
+        for m, core in self.saved:
+            m.speedups = core
+
+
+def _compact_outcome(partition_dir: Path, passes: list[dict[str, Any]]) -> list[Any]:
+    """Each pass's result (or error) and, after it, every file of the partition and its log dir's
+    cleaner checkpoint, byte for byte."""
+    from kafkatool.ops.compact import compact_partition
+
+    out: list[Any] = []
+    for kw in passes:
+        try:
+            res = dataclasses.asdict(compact_partition(partition_dir, **kw))
+            res.pop("elapsed_s")
+            res.pop("dir")
+            out.append(("ok", res))
+        except Exception as exc:  # noqa: BLE001 - the error itself is compared
+            out.append(("error", type(exc).__name__, str(exc).replace(str(partition_dir.parent), "")))
+        files = {p.name: p.read_bytes() for p in sorted(partition_dir.iterdir()) if p.is_file()}
+        ckpt = partition_dir.parent / "cleaner-offset-checkpoint"
+        out.append((files, ckpt.read_bytes() if ckpt.is_file() else None))
+    return out
+
+
+def _compact_both(src: Path, tmp_path: Path, passes: list[dict[str, Any]]) -> None:
+    got = []
+    for core in ("c", "py"):
+        work = tmp_path / core / "logs" / src.name
+        shutil.copytree(src, work)
+        if core == "py":
+            with _PurePython():
+                got.append(_compact_outcome(work, passes))
+        else:
+            got.append(_compact_outcome(work, passes))
+    assert got[0] == got[1]
+
+
+def _passes(cfg: Any) -> list[dict[str, Any]]:
+    """A first clean, then one a week later from offset 0 (tombstones and markers past their horizon)."""
+    week = 7 * 86_400_000
+    return [dict(cfg=cfg, now_ms=COMPACT_NOW), dict(cfg=cfg, now_ms=COMPACT_NOW + week, first_dirty_offset=0)]
+
+
+def fixture_partitions() -> list[Path]:
+    return sorted({p.parent for p in fixture_logs()} | {p.parent for p in (FIXTURES / "cleaned").rglob("*.log")}
+                  if FIXTURES.is_dir() else set())
+
+
+def test_every_fixture_partition_compacts_the_same(tmp_path: Path) -> None:
+    """Both rule sets (3.x and 2.1), with the default buffer and one that fills every few keys."""
+    from kafkatool.ops.compact import CompactConfig
+
+    parts = fixture_partitions()
+    if not parts:
+        pytest.skip("no fixtures")
+    cfgs = [
+        CompactConfig(segment_bytes=16384, policy_confirmed=True),
+        CompactConfig(segment_bytes=16384, policy_confirmed=True, kafka_version="2.1", dedupe_buffer_size=24 * 40),
+    ]
+    for i, src in enumerate(parts):
+        for j, cfg in enumerate(cfgs):
+            _compact_both(src, tmp_path / f"{i}-{j}", _passes(cfg))
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_generated_logs_compact_the_same(tmp_path: Path, magic: int, codec: str) -> None:
+    """Tombstones, transactions (aborted ones too), headers, keyless records, every format and codec;
+    the default buffer, one that fills, and one whose table must grow past what was reserved."""
+    from kafkatool.ops.compact import CompactConfig
+    from kafkatool.ops.compact.offsetmap import OffsetMap
+
+    if codec == "zstd" and magic < 2:
+        pytest.skip("zstd needs the v2 format")
+    spec = GenerateSpec(
+        records=3000,
+        batch_records=9,
+        magic=magic,
+        codec=codec,
+        key_space=150,
+        headers=codec == "snappy",
+        transactional=magic == 2 and codec != "none",
+        abort_ratio=0.3 if magic == 2 and codec != "none" else 0.0,
+        log_append_time=codec == "lz4",
+        tombstone_ratio=0.15,
+        segment_bytes=12_000,
+        index_interval=300,
+        start_timestamp=COMPACT_NOW - 86_400_000,
+        seed=SEED + magic,
+    )
+    src = generate_partition(tmp_path / "src", spec).partition_dir
+    for n, buffer in enumerate((128 * 1024 * 1024, 24 * 60)):
+        cfg = CompactConfig(segment_bytes=30_000, policy_confirmed=True, dedupe_buffer_size=buffer)
+        _compact_both(src, tmp_path / f"b{n}", _passes(cfg))
+
+    class Unreserved(OffsetMap):  # a table far smaller than the keys: it grows while mapping
+        def reserve(self, max_keys: int) -> None:
+            super().reserve(1)
+
+    cfg = CompactConfig(segment_bytes=30_000, policy_confirmed=True)
+    got = []
+    for core in ("c", "py"):
+        work = tmp_path / "grow" / core / "logs" / src.name
+        shutil.copytree(src, work)
+        run = [dict(cfg=cfg, now_ms=COMPACT_NOW, offset_map=Unreserved(cfg.dedupe_buffer_size))]
+        if core == "py":
+            with _PurePython():
+                got.append(_compact_outcome(work, run))
+        else:
+            got.append(_compact_outcome(work, run))
+    plain = tmp_path / "plain" / "logs" / src.name
+    shutil.copytree(src, plain)
+    assert got[0] == got[1] == _compact_outcome(plain, [dict(cfg=cfg, now_ms=COMPACT_NOW)])
