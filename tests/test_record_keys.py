@@ -122,6 +122,10 @@ def test_compiled_md5_is_hashlibs_at_every_padding_length() -> None:
     starts = np.array([a for a, _ in spans], dtype=np.int64).tobytes()
     ends = np.array([b for _, b in spans], dtype=np.int64).tobytes()
     assert sp.md5_slices(buf, starts, ends) == b"".join(hashlib.md5(buf[a:b]).digest() for a, b in spans)
+    for n in range(1, 10):  # short keys are hashed four at a time: every remainder, long keys between them
+        some = [(0, 16 + 40 * (i % 3)) for i in range(n)]
+        s, e = (np.array(col, dtype=np.int64).tobytes() for col in zip(*some, strict=True))
+        assert sp.md5_slices(buf, s, e) == b"".join(hashlib.md5(buf[a:b]).digest() for a, b in some)
     assert sp.md5_slices(buf, np.array([-1], dtype=np.int64).tobytes(), np.array([3], dtype=np.int64).tobytes()) is None
     with pytest.raises(ValueError):
         sp.md5_slices(buf, starts, ends[:8])
