@@ -420,7 +420,7 @@ class Cleaner:
         the map still tracks offsets, so their records' retention is known without their keys.
         """
         noted = self.decoded if use_noted and self.map.tracks_offsets else None
-        known = np.array([noted is not None and noted.knows(seg.base_offset, b) for b in batches], dtype=bool)
+        known = noted.knows_many(seg.base_offset, batches) if noted is not None else np.zeros(len(batches), bool)
         cols = decode_key_columns([b for b, k in zip(batches, known.tolist(), strict=True) if not k])
         counts = np.zeros(len(batches), dtype=np.int64)
         counts[~known] = np.diff(cols.starts)
