@@ -1541,9 +1541,9 @@ static void md5_init(void)
 #define MD5_G(x, y, z) (((z) & (x)) | (~(z) & (y)))
 #define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
-#define MD5_STEP(f, a, b, c, d, g, i, s)                                                                  \
+#define MD5_STEP(f, a, b, c, d, g, i, s) /* a, b, c, d, m: uint32_t, or vectors of them (md5_lanes) */     \
     do {                                                                                                  \
-        uint32_t t_ = (a) + f((b), (c), (d)) + md5_k[i] + m[g];                                          \
+        __typeof__(a) t_ = (a) + f((b), (c), (d)) + md5_k[i] + m[g];                                      \
         (a) = (b) + ((t_ << (s)) | (t_ >> (32 - (s))));                                                   \
     } while (0)
 #define MD5_ROUND4(f, i, g0, g1, g2, g3, s0, s1, s2, s3)                                                   \
@@ -1552,6 +1552,26 @@ static void md5_init(void)
     MD5_STEP(f, c, d, a, b, g2, i + 2, s2);                                                               \
     MD5_STEP(f, b, c, d, a, g3, i + 3, s3)
 
+#define MD5_64_STEPS()                                                                                     \
+    do {                                                                                                  \
+        MD5_ROUND4(MD5_F, 0, 0, 1, 2, 3, 7, 12, 17, 22);                                                  \
+        MD5_ROUND4(MD5_F, 4, 4, 5, 6, 7, 7, 12, 17, 22);                                                  \
+        MD5_ROUND4(MD5_F, 8, 8, 9, 10, 11, 7, 12, 17, 22);                                                \
+        MD5_ROUND4(MD5_F, 12, 12, 13, 14, 15, 7, 12, 17, 22);                                             \
+        MD5_ROUND4(MD5_G, 16, 1, 6, 11, 0, 5, 9, 14, 20);                                                 \
+        MD5_ROUND4(MD5_G, 20, 5, 10, 15, 4, 5, 9, 14, 20);                                                \
+        MD5_ROUND4(MD5_G, 24, 9, 14, 3, 8, 5, 9, 14, 20);                                                 \
+        MD5_ROUND4(MD5_G, 28, 13, 2, 7, 12, 5, 9, 14, 20);                                                \
+        MD5_ROUND4(MD5_H, 32, 5, 8, 11, 14, 4, 11, 16, 23);                                               \
+        MD5_ROUND4(MD5_H, 36, 1, 4, 7, 10, 4, 11, 16, 23);                                                \
+        MD5_ROUND4(MD5_H, 40, 13, 0, 3, 6, 4, 11, 16, 23);                                                \
+        MD5_ROUND4(MD5_H, 44, 9, 12, 15, 2, 4, 11, 16, 23);                                               \
+        MD5_ROUND4(MD5_I, 48, 0, 7, 14, 5, 6, 10, 15, 21);                                                \
+        MD5_ROUND4(MD5_I, 52, 12, 3, 10, 1, 6, 10, 15, 21);                                               \
+        MD5_ROUND4(MD5_I, 56, 8, 15, 6, 13, 6, 10, 15, 21);                                               \
+        MD5_ROUND4(MD5_I, 60, 4, 11, 2, 9, 6, 10, 15, 21);                                                \
+    } while (0)
+
 static void md5_block(uint32_t h[4], const unsigned char *p)
 {
     uint32_t m[16];
@@ -1559,22 +1579,7 @@ static void md5_block(uint32_t h[4], const unsigned char *p)
         m[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                (uint32_t)p[4 * i + 3] << 24;
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-    MD5_ROUND4(MD5_F, 0, 0, 1, 2, 3, 7, 12, 17, 22);
-    MD5_ROUND4(MD5_F, 4, 4, 5, 6, 7, 7, 12, 17, 22);
-    MD5_ROUND4(MD5_F, 8, 8, 9, 10, 11, 7, 12, 17, 22);
-    MD5_ROUND4(MD5_F, 12, 12, 13, 14, 15, 7, 12, 17, 22);
-    MD5_ROUND4(MD5_G, 16, 1, 6, 11, 0, 5, 9, 14, 20);
-    MD5_ROUND4(MD5_G, 20, 5, 10, 15, 4, 5, 9, 14, 20);
-    MD5_ROUND4(MD5_G, 24, 9, 14, 3, 8, 5, 9, 14, 20);
-    MD5_ROUND4(MD5_G, 28, 13, 2, 7, 12, 5, 9, 14, 20);
-    MD5_ROUND4(MD5_H, 32, 5, 8, 11, 14, 4, 11, 16, 23);
-    MD5_ROUND4(MD5_H, 36, 1, 4, 7, 10, 4, 11, 16, 23);
-    MD5_ROUND4(MD5_H, 40, 13, 0, 3, 6, 4, 11, 16, 23);
-    MD5_ROUND4(MD5_H, 44, 9, 12, 15, 2, 4, 11, 16, 23);
-    MD5_ROUND4(MD5_I, 48, 0, 7, 14, 5, 6, 10, 15, 21);
-    MD5_ROUND4(MD5_I, 52, 12, 3, 10, 1, 6, 10, 15, 21);
-    MD5_ROUND4(MD5_I, 56, 8, 15, 6, 13, 6, 10, 15, 21);
-    MD5_ROUND4(MD5_I, 60, 4, 11, 2, 9, 6, 10, 15, 21);
+    MD5_64_STEPS();
     h[0] += a;
     h[1] += b;
     h[2] += c;
@@ -1603,78 +1608,47 @@ static void md5(const unsigned char *p, size_t n, unsigned char out[16])
             out[4 * i + j] = (unsigned char)(h[i] >> (8 * j));
 }
 
-/* Four short messages (< 56 bytes: one padded block each) at once, one per 32-bit lane of SSE2
- * registers: MD5 is one long dependency chain, so a message at a time leaves the core mostly idle, and
- * offset-map keys are nearly always this short. */
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define MD5_HAVE_X4 1
-#define X4_ROTL(x, s) _mm_or_si128(_mm_slli_epi32((x), (s)), _mm_srli_epi32((x), 32 - (s)))
-#define X4_F(x, y, z) _mm_or_si128(_mm_and_si128((x), (y)), _mm_andnot_si128((x), (z)))
-#define X4_G(x, y, z) _mm_or_si128(_mm_and_si128((z), (x)), _mm_andnot_si128((z), (y)))
-#define X4_H(x, y, z) _mm_xor_si128(_mm_xor_si128((x), (y)), (z))
-#define X4_I(x, y, z) _mm_xor_si128((y), _mm_or_si128((x), _mm_xor_si128((z), ones)))
-#define X4_STEP(f, a, b, c, d, g, i, s)                                                                    \
-    do {                                                                                                  \
-        __m128i t_ = _mm_add_epi32(_mm_add_epi32((a), f((b), (c), (d))),                                 \
-                                   _mm_add_epi32(_mm_set1_epi32((int)md5_k[i]), m[g]));                  \
-        (a) = _mm_add_epi32((b), X4_ROTL(t_, (s)));                                                       \
-    } while (0)
-#define X4_ROUND4(f, i, g0, g1, g2, g3, s0, s1, s2, s3)                                                    \
-    X4_STEP(f, a, b, c, d, g0, i, s0);                                                                    \
-    X4_STEP(f, d, a, b, c, g1, i + 1, s1);                                                                \
-    X4_STEP(f, c, d, a, b, g2, i + 2, s2);                                                                \
-    X4_STEP(f, b, c, d, a, g3, i + 3, s3)
+/* Eight short messages (< 56 bytes: one padded block each) at once, one per 32-bit lane of a vector
+ * (GCC's vector extension; AVX2 where the CPU has it, else two SSE2 registers): MD5 is one long chain
+ * of dependent steps, so a message at a time leaves the core mostly idle, and offset-map keys are nearly
+ * always this short.  The steps are md5_block's (MD5_64_STEPS on vectors). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define MD5_LANES 8
+typedef uint32_t md5_vec __attribute__((vector_size(4 * MD5_LANES)));
 
-static inline uint32_t le32(const unsigned char *p)
+#if !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void md5_lanes(const unsigned char *msg[MD5_LANES], const size_t len[MD5_LANES], unsigned char *out[MD5_LANES])
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void md5_x4(const unsigned char *msg[4], const size_t len[4], unsigned char *out[4])
-{
-    unsigned char blk[4][64];
-    for (int l = 0; l < 4; l++) {
-        memset(blk[l], 0, 64);
-        memcpy(blk[l], msg[l], len[l]);
-        blk[l][len[l]] = 0x80;
+    unsigned char blk[64];
+    md5_vec m[16];
+    for (int l = 0; l < MD5_LANES; l++) {
+        memset(blk, 0, 64);
+        memcpy(blk, msg[l], len[l]);
+        blk[len[l]] = 0x80;
         uint64_t bits = (uint64_t)len[l] * 8;
         for (int i = 0; i < 8; i++)
-            blk[l][56 + i] = (unsigned char)(bits >> (8 * i));
+            blk[56 + i] = (unsigned char)(bits >> (8 * i));
+        uint32_t w[16];
+        memcpy(w, blk, 64); /* MD5's words are little-endian, as x86's */
+        for (int j = 0; j < 16; j++)
+            m[j][l] = w[j];
     }
-    __m128i m[16];
-    for (int j = 0; j < 16; j++)
-        m[j] = _mm_set_epi32((int)le32(blk[3] + 4 * j), (int)le32(blk[2] + 4 * j), (int)le32(blk[1] + 4 * j),
-                             (int)le32(blk[0] + 4 * j));
-    const __m128i ones = _mm_set1_epi32(-1);
-    const __m128i a0 = _mm_set1_epi32(0x67452301), b0 = _mm_set1_epi32((int)0xefcdab89u),
-                  c0 = _mm_set1_epi32((int)0x98badcfeu), d0 = _mm_set1_epi32(0x10325476);
-    __m128i a = a0, b = b0, c = c0, d = d0;
-    X4_ROUND4(X4_F, 0, 0, 1, 2, 3, 7, 12, 17, 22);
-    X4_ROUND4(X4_F, 4, 4, 5, 6, 7, 7, 12, 17, 22);
-    X4_ROUND4(X4_F, 8, 8, 9, 10, 11, 7, 12, 17, 22);
-    X4_ROUND4(X4_F, 12, 12, 13, 14, 15, 7, 12, 17, 22);
-    X4_ROUND4(X4_G, 16, 1, 6, 11, 0, 5, 9, 14, 20);
-    X4_ROUND4(X4_G, 20, 5, 10, 15, 4, 5, 9, 14, 20);
-    X4_ROUND4(X4_G, 24, 9, 14, 3, 8, 5, 9, 14, 20);
-    X4_ROUND4(X4_G, 28, 13, 2, 7, 12, 5, 9, 14, 20);
-    X4_ROUND4(X4_H, 32, 5, 8, 11, 14, 4, 11, 16, 23);
-    X4_ROUND4(X4_H, 36, 1, 4, 7, 10, 4, 11, 16, 23);
-    X4_ROUND4(X4_H, 40, 13, 0, 3, 6, 4, 11, 16, 23);
-    X4_ROUND4(X4_H, 44, 9, 12, 15, 2, 4, 11, 16, 23);
-    X4_ROUND4(X4_I, 48, 0, 7, 14, 5, 6, 10, 15, 21);
-    X4_ROUND4(X4_I, 52, 12, 3, 10, 1, 6, 10, 15, 21);
-    X4_ROUND4(X4_I, 56, 8, 15, 6, 13, 6, 10, 15, 21);
-    X4_ROUND4(X4_I, 60, 4, 11, 2, 9, 6, 10, 15, 21);
-    uint32_t h[4][4];
-    _mm_storeu_si128((__m128i *)h[0], _mm_add_epi32(a, a0));
-    _mm_storeu_si128((__m128i *)h[1], _mm_add_epi32(b, b0));
-    _mm_storeu_si128((__m128i *)h[2], _mm_add_epi32(c, c0));
-    _mm_storeu_si128((__m128i *)h[3], _mm_add_epi32(d, d0));
-    for (int l = 0; l < 4; l++)
+    const md5_vec zero = {0};
+    const md5_vec a0 = zero + 0x67452301u, b0 = zero + 0xefcdab89u, c0 = zero + 0x98badcfeu, d0 = zero + 0x10325476u;
+    md5_vec a = a0, b = b0, c = c0, d = d0;
+    MD5_64_STEPS();
+    a += a0;
+    b += b0;
+    c += c0;
+    d += d0;
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
-                out[l][4 * i + j] = (unsigned char)(h[i][l] >> (8 * j));
+                out[l][4 * i + j] = (unsigned char)(h[i] >> (8 * j));
+    }
 }
 #endif
 
@@ -1708,11 +1682,11 @@ static PyObject *py_md5_slices(PyObject *self, PyObject *args)
     unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
     const unsigned char *src = b.buf;
     Py_BEGIN_ALLOW_THREADS
-#ifdef MD5_HAVE_X4
-    const unsigned char *msg[4];
-    size_t len[4];
-    unsigned char *to[4];
-    int queued = 0; /* short messages waiting for three others */
+#ifdef MD5_LANES
+    const unsigned char *msg[MD5_LANES];
+    size_t len[MD5_LANES];
+    unsigned char *to[MD5_LANES];
+    int queued = 0; /* short messages waiting for a full set of lanes */
 #endif
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t k0, k1;
@@ -1722,13 +1696,13 @@ static PyObject *py_md5_slices(PyObject *self, PyObject *args)
             k1 = b.len;
         if (k0 > k1)
             k0 = k1;
-#ifdef MD5_HAVE_X4
+#ifdef MD5_LANES
         if (k1 - k0 < 56) {
             msg[queued] = src + k0;
             len[queued] = (size_t)(k1 - k0);
             to[queued] = dst + 16 * i;
-            if (++queued == 4) {
-                md5_x4(msg, len, to);
+            if (++queued == MD5_LANES) {
+                md5_lanes(msg, len, to);
                 queued = 0;
             }
             continue;
@@ -1736,7 +1710,7 @@ static PyObject *py_md5_slices(PyObject *self, PyObject *args)
 #endif
         md5(src + k0, (size_t)(k1 - k0), dst + 16 * i);
     }
-#ifdef MD5_HAVE_X4
+#ifdef MD5_LANES
     for (int q = 0; q < queued; q++)
         md5(msg[q], len[q], to[q]);
 #endif
