@@ -484,3 +484,58 @@ def test_generated_logs_compact_the_same(tmp_path: Path, magic: int, codec: str)
     plain = tmp_path / "plain" / "logs" / src.name
     shutil.copytree(src, plain)
     assert got[0] == got[1] == _compact_outcome(plain, [dict(cfg=cfg, now_ms=COMPACT_NOW)])
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
+    """A batch that loses records, rebuilt by the compiled core and by `Cleaner._rebuild`: the same
+    bytes, max timestamp and last offset; None (the Python path) for what it does not cover (codecs,
+    log-append time, headers, delete horizons) and for damaged records whatever Python makes of them."""
+    from itertools import compress
+
+    from kafkatool.log.record import TS_LOG_APPEND
+    from kafkatool.log.writer import encode_v2_batch
+    from kafkatool.ops.compact.cleaner import Cleaner
+
+    rng = random.Random(seed)
+    base = rng.choice([0, 5, 2**40])
+    offset, recs = base, []
+    for _ in range(rng.randrange(1, 40)):
+        recs.append(Record(
+            offset, rng.choice([1_700_000_000_000, 0, -5]) + rng.randrange(-(10**9), 10**9),
+            None if rng.random() < 0.1 else rng.randbytes(rng.choice([0, 16, 300])),
+            None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 9, 200, 20000])),
+            (("h", b"v"),) if rng.random() < 0.03 else (),
+        ))
+        offset += rng.choice([1, 1, 1, 3, 70000])
+    plain = rng.random() < 0.8
+    data = bytearray(encode_v2_batch(
+        recs, base, codec=0 if plain or rng.random() < 0.5 else 1,
+        timestamp_type=TS_LOG_APPEND if not plain and rng.random() < 0.5 else 0,
+        producer_id=rng.choice([-1, 77]), producer_epoch=rng.choice([-1, 3]), base_sequence=rng.choice([-1, 9]),
+        partition_leader_epoch=rng.randrange(0, 5), is_transactional=rng.random() < 0.3,
+        delete_horizon_ms=1_800_000_000_000 if not plain and rng.random() < 0.3 else None,
+        last_offset=recs[-1].offset + rng.choice([0, 0, 4]),
+    ))
+    damaged = rng.random() < 0.3
+    if damaged:
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(61, len(data))] = rng.randrange(256)
+    data = b"\0" * 7 + bytes(data)  # not at the buffer's start
+    b = next(iter(BatchScan(data, 7, len(data))))
+    keep = [rng.random() < 0.6 for _ in recs]
+    got = speedups.rebuild_v2(data, 7, b.size, bytes(keep))
+    try:
+        decoded = b.records()
+    except CorruptRecordError:
+        assert got is None
+        return
+    kept = list(compress(decoded, keep))
+    covered = b.codec == 0 and b.timestamp_type != TS_LOG_APPEND and b.delete_horizon_ms is None
+    covered = covered and not any(r.headers for r in decoded) and len(kept) > 0
+    if got is None:
+        assert damaged or not covered
+        return
+    assert covered
+    want, ts, _ = Cleaner._rebuild(b, kept, None)
+    assert got == (want, ts, kept[-1].offset)

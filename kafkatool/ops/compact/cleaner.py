@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from kafkatool.log.core import speedups
 from kafkatool.log.files import MappedFile
 from kafkatool.log.producer_state import ProducerLast
 from kafkatool.log.record import NO_TIMESTAMP, TS_LOG_APPEND, Record
@@ -382,15 +383,22 @@ class Cleaner:
                         pieces.add_batch(b)
                         ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
                     else:
-                        if recs is None:
-                            recs = b.records()
-                        kept = recs if n_kept == n else list(compress(recs, keep[first : first + n].tolist()))
-                        if stamp:
-                            horizon = now + self.cfg.delete_retention_ms
-                            st.horizons_stamped += 1
-                        rebuilt, ts, ts_offset = self._rebuild(b, kept, horizon)
+                        fast = None  # the compiled rebuild of a plain batch: the same bytes as _rebuild
+                        if speedups is not None and recs is None and not stamp and horizon is None:
+                            fast = speedups.rebuild_v2(b.buf, b.position, b.size, keep[first : first + n].tobytes())
+                        if fast is not None:
+                            rebuilt, ts, largest = fast
+                            ts_offset = b.last_offset
+                        else:
+                            if recs is None:
+                                recs = b.records()
+                            kept = recs if n_kept == n else list(compress(recs, keep[first : first + n].tolist()))
+                            if stamp:
+                                horizon = now + self.cfg.delete_retention_ms
+                                st.horizons_stamped += 1
+                            rebuilt, ts, ts_offset = self._rebuild(b, kept, horizon)
+                            largest = kept[-1].offset
                         pieces.add(rebuilt)
-                        largest = kept[-1].offset
                     st.records_written += n_kept
                     st.tombstones_written += tombstones
                 elif retention == RETAIN_EMPTY and b.magic >= 2:
