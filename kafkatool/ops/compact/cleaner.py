@@ -306,7 +306,9 @@ class Cleaner:
         tombstone is still retained.  Whether a record is its key's latest is known by offset for the
         records the map was built from (`OffsetMap.latest_by_offset`); only the others have their key
         digested and looked up.  A batch that keeps every record is copied from the segment as it is
-        (consecutive ones as one piece); only a batch that loses records is decoded in full and rebuilt.
+        (consecutive ones as one piece); only a batch that loses records is rebuilt: by the compiled core
+        when it is plain (uncompressed, create time, no headers, no horizon to keep or stamp), else
+        decoded in full and re-encoded by `_rebuild`, the reference the compiled rebuild is tested against.
         """
         st = self.stats
         old = self.cfg.before_kip534

@@ -263,7 +263,7 @@ def decode_key_columns(batches: Sequence[Batch], *, max_bytes: int = DECODE_BYTE
 
     Why: a per-record Python decoder costs microseconds a record; here only the walk from one record's
     length to the next is a loop (compiled when the core is built, else Python), and the fields of all records of all batches are then decoded
-    together with numpy, straight from the batches' buffer (the segment's mmap: nothing is copied unless
+    together (compiled too, else with numpy), straight from the batches' buffer (the segment's mmap: nothing is copied unless
     batches are compressed), and keys are cut only when asked for (`BatchKeyColumns.keys`).  Batches
     this fast path does not cover (v0/v1, headers, varints longer than 3 bytes) and damaged ones are
     decoded one by one by `batch_key_columns`, in batch order, so the result and any error (the first
