@@ -539,3 +539,39 @@ def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
     assert covered
     want, ts, _ = Cleaner._rebuild(b, kept, None)
     assert got == (want, ts, kept[-1].offset)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_offset_map_puts_are_the_same_with_either_core(seed: int) -> None:
+    """put_until_full key by key in C and in numpy rounds: the same keys consumed (up to the map filling),
+    the same answers to lookups, the same per-offset tracking, whether the table was reserved small
+    (and grows), exactly or not at all; offsets going backwards turn tracking off in both."""
+    import numpy as np
+
+    from kafkatool.ops.compact import offsetmap
+    from kafkatool.ops.compact.offsetmap import OffsetMap, digests
+
+    rng = random.Random(seed)
+    keys = [b"k%d" % rng.randrange(rng.choice([50, 3000])) for _ in range(4000)]
+    offsets = np.arange(100, 100 + len(keys), dtype=np.int64)
+    if seed % 4 == 3:
+        offsets[2000] = 50  # not increasing: tracking ends
+    probe = digests([b"k%d" % i for i in range(3000)])
+    answers = []
+    for core in (speedups, None):
+        saved, offsetmap.speedups = offsetmap.speedups, core
+        try:
+            omap = OffsetMap(24 * (1000, 4000, 100_000)[seed % 3])
+            omap.track_offsets(100, 100 + len(keys))
+            omap.reserve((1, 300, len(keys))[seed % 3])
+            consumed = []
+            for lo in range(0, len(keys), 700):
+                consumed.append(omap.put_until_full(digests(keys[lo : lo + 700]), offsets[lo : lo + 700]))
+                if omap.is_full:
+                    break
+            put, latest = omap.latest_by_offset(offsets)
+            answers.append((consumed, omap.size, omap.tracks_offsets, omap.get_many(probe).tolist(),
+                            put.tolist(), latest.tolist()))
+        finally:
+            offsetmap.speedups = saved
+    assert answers[0] == answers[1]
