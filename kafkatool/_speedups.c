@@ -1616,7 +1616,7 @@ static void md5(const unsigned char *p, size_t n, unsigned char out[16])
 #define MD5_LANES 8
 typedef uint32_t md5_vec __attribute__((vector_size(4 * MD5_LANES)));
 
-#if !defined(__clang__)
+#if !defined(__clang__) && defined(__GLIBC__) /* target clones are picked by an ifunc (glibc) */
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void md5_lanes(const unsigned char *msg[MD5_LANES], const size_t len[MD5_LANES], unsigned char *out[MD5_LANES])
