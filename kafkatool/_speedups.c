@@ -1529,16 +1529,48 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
  * ------------------------------------------------------------------------------------------- */
 
 static uint32_t md5_k[64];
-static const unsigned char md5_s[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-                                        5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
-                                        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-                                        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
-
 static void md5_init(void)
 {
     for (int i = 0; i < 64; i++) /* RFC 1321: the integer part of 2^32 * |sin(i + 1)| */
         md5_k[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
 }
+
+/* One 64-byte block, the 64 steps written out (constant shifts and message indices: about twice as
+ * fast as a loop choosing them, and MD5 was a fifth of the cleaner's offset-map pass). */
+#define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
+#define MD5_G(x, y, z) (((z) & (x)) | (~(z) & (y)))
+#define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+#define MD5_STEP(f, a, b, c, d, g, i, s) /* a, b, c, d, m: uint32_t, or vectors of them (md5_lanes) */     \
+    do {                                                                                                  \
+        __typeof__(a) t_ = (a) + f((b), (c), (d)) + md5_k[i] + m[g];                                      \
+        (a) = (b) + ((t_ << (s)) | (t_ >> (32 - (s))));                                                   \
+    } while (0)
+#define MD5_ROUND4(f, i, g0, g1, g2, g3, s0, s1, s2, s3)                                                   \
+    MD5_STEP(f, a, b, c, d, g0, i, s0);                                                                   \
+    MD5_STEP(f, d, a, b, c, g1, i + 1, s1);                                                               \
+    MD5_STEP(f, c, d, a, b, g2, i + 2, s2);                                                               \
+    MD5_STEP(f, b, c, d, a, g3, i + 3, s3)
+
+#define MD5_64_STEPS()                                                                                     \
+    do {                                                                                                  \
+        MD5_ROUND4(MD5_F, 0, 0, 1, 2, 3, 7, 12, 17, 22);                                                  \
+        MD5_ROUND4(MD5_F, 4, 4, 5, 6, 7, 7, 12, 17, 22);                                                  \
+        MD5_ROUND4(MD5_F, 8, 8, 9, 10, 11, 7, 12, 17, 22);                                                \
+        MD5_ROUND4(MD5_F, 12, 12, 13, 14, 15, 7, 12, 17, 22);                                             \
+        MD5_ROUND4(MD5_G, 16, 1, 6, 11, 0, 5, 9, 14, 20);                                                 \
+        MD5_ROUND4(MD5_G, 20, 5, 10, 15, 4, 5, 9, 14, 20);                                                \
+        MD5_ROUND4(MD5_G, 24, 9, 14, 3, 8, 5, 9, 14, 20);                                                 \
+        MD5_ROUND4(MD5_G, 28, 13, 2, 7, 12, 5, 9, 14, 20);                                                \
+        MD5_ROUND4(MD5_H, 32, 5, 8, 11, 14, 4, 11, 16, 23);                                               \
+        MD5_ROUND4(MD5_H, 36, 1, 4, 7, 10, 4, 11, 16, 23);                                                \
+        MD5_ROUND4(MD5_H, 40, 13, 0, 3, 6, 4, 11, 16, 23);                                                \
+        MD5_ROUND4(MD5_H, 44, 9, 12, 15, 2, 4, 11, 16, 23);                                               \
+        MD5_ROUND4(MD5_I, 48, 0, 7, 14, 5, 6, 10, 15, 21);                                                \
+        MD5_ROUND4(MD5_I, 52, 12, 3, 10, 1, 6, 10, 15, 21);                                               \
+        MD5_ROUND4(MD5_I, 56, 8, 15, 6, 13, 6, 10, 15, 21);                                               \
+        MD5_ROUND4(MD5_I, 60, 4, 11, 2, 9, 6, 10, 15, 21);                                                \
+    } while (0)
 
 static void md5_block(uint32_t h[4], const unsigned char *p)
 {
@@ -1547,28 +1579,7 @@ static void md5_block(uint32_t h[4], const unsigned char *p)
         m[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                (uint32_t)p[4 * i + 3] << 24;
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-    for (int i = 0; i < 64; i++) {
-        uint32_t f;
-        int g;
-        if (i < 16) {
-            f = (b & c) | (~b & d);
-            g = i;
-        } else if (i < 32) {
-            f = (d & b) | (~d & c);
-            g = (5 * i + 1) & 15;
-        } else if (i < 48) {
-            f = b ^ c ^ d;
-            g = (3 * i + 5) & 15;
-        } else {
-            f = c ^ (b | ~d);
-            g = (7 * i) & 15;
-        }
-        f += a + md5_k[i] + m[g];
-        a = d;
-        d = c;
-        c = b;
-        b += (f << md5_s[i]) | (f >> (32 - md5_s[i]));
-    }
+    MD5_64_STEPS();
     h[0] += a;
     h[1] += b;
     h[2] += c;
@@ -1596,6 +1607,50 @@ static void md5(const unsigned char *p, size_t n, unsigned char out[16])
         for (int j = 0; j < 4; j++)
             out[4 * i + j] = (unsigned char)(h[i] >> (8 * j));
 }
+
+/* Eight short messages (< 56 bytes: one padded block each) at once, one per 32-bit lane of a vector
+ * (GCC's vector extension; AVX2 where the CPU has it, else two SSE2 registers): MD5 is one long chain
+ * of dependent steps, so a message at a time leaves the core mostly idle, and offset-map keys are nearly
+ * always this short.  The steps are md5_block's (MD5_64_STEPS on vectors). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define MD5_LANES 8
+typedef uint32_t md5_vec __attribute__((vector_size(4 * MD5_LANES)));
+
+#if !defined(__clang__) && defined(__GLIBC__) /* target clones are picked by an ifunc (glibc) */
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void md5_lanes(const unsigned char *msg[MD5_LANES], const size_t len[MD5_LANES], unsigned char *out[MD5_LANES])
+{
+    unsigned char blk[64];
+    md5_vec m[16];
+    for (int l = 0; l < MD5_LANES; l++) {
+        memset(blk, 0, 64);
+        memcpy(blk, msg[l], len[l]);
+        blk[len[l]] = 0x80;
+        uint64_t bits = (uint64_t)len[l] * 8;
+        for (int i = 0; i < 8; i++)
+            blk[56 + i] = (unsigned char)(bits >> (8 * i));
+        uint32_t w[16];
+        memcpy(w, blk, 64); /* MD5's words are little-endian, as x86's */
+        for (int j = 0; j < 16; j++)
+            m[j][l] = w[j];
+    }
+    const md5_vec zero = {0};
+    const md5_vec a0 = zero + 0x67452301u, b0 = zero + 0xefcdab89u, c0 = zero + 0x98badcfeu, d0 = zero + 0x10325476u;
+    md5_vec a = a0, b = b0, c = c0, d = d0;
+    MD5_64_STEPS();
+    a += a0;
+    b += b0;
+    c += c0;
+    d += d0;
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                out[l][4 * i + j] = (unsigned char)(h[i] >> (8 * j));
+    }
+}
+#endif
 
 /* md5_slices(buf, starts, ends) -> bytes: the MD5 digests of buf[s:e] for the native int64 pairs of
  * `starts`/`ends` (bytes of equal length), 16 bytes each, slices clamped as Python clamps them; None
@@ -1627,6 +1682,12 @@ static PyObject *py_md5_slices(PyObject *self, PyObject *args)
     unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
     const unsigned char *src = b.buf;
     Py_BEGIN_ALLOW_THREADS
+#ifdef MD5_LANES
+    const unsigned char *msg[MD5_LANES];
+    size_t len[MD5_LANES];
+    unsigned char *to[MD5_LANES];
+    int queued = 0; /* short messages waiting for a full set of lanes */
+#endif
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t k0, k1;
         memcpy(&k0, sp + 8 * i, 8);
@@ -1635,8 +1696,24 @@ static PyObject *py_md5_slices(PyObject *self, PyObject *args)
             k1 = b.len;
         if (k0 > k1)
             k0 = k1;
+#ifdef MD5_LANES
+        if (k1 - k0 < 56) {
+            msg[queued] = src + k0;
+            len[queued] = (size_t)(k1 - k0);
+            to[queued] = dst + 16 * i;
+            if (++queued == MD5_LANES) {
+                md5_lanes(msg, len, to);
+                queued = 0;
+            }
+            continue;
+        }
+#endif
         md5(src + k0, (size_t)(k1 - k0), dst + 16 * i);
     }
+#ifdef MD5_LANES
+    for (int q = 0; q < queued; q++)
+        md5(msg[q], len[q], to[q]);
+#endif
     Py_END_ALLOW_THREADS
 done:
     PyBuffer_Release(&b);
@@ -1735,6 +1812,432 @@ done:
     return out;
 }
 
+/* A zig-zag varint of at most 3 bytes at d[*p] (what keys.py's _varints reads); 0 when it is longer or
+ * runs past n (the record is then damaged: bytes past a good record's end are never needed). */
+static inline int kf_varint(const unsigned char *d, int64_t n, int64_t *p, int32_t *out)
+{
+    int64_t at = *p;
+    uint32_t raw;
+    if (at >= n)
+        return 0;
+    raw = d[at] & 0x7F;
+    if (d[at] & 0x80) {
+        if (at + 1 >= n)
+            return 0;
+        raw |= (uint32_t)(d[at + 1] & 0x7F) << 7;
+        if (d[at + 1] & 0x80) {
+            if (at + 2 >= n || d[at + 2] & 0x80)
+                return 0;
+            raw |= (uint32_t)d[at + 2] << 14;
+            at++;
+        }
+        at++;
+    }
+    *p = at + 1;
+    *out = (int32_t)(raw >> 1) ^ -(int32_t)(raw & 1);
+    return 1;
+}
+
+/* key_fields(buf, spans, starts) -> (offsets, null_keys, null_values, key_starts, key_ends, batch_ok)
+ * Step 3 of kafkatool.ops.compact.keys' _decode_key_columns_round: `spans` holds native int64 quads
+ * (data start, data end, record count, base offset) of the walked batches, `starts` their records'
+ * starts (native int64, from walk_record_starts).  Each record is checked as the numpy step checks it
+ * (varints of at most 3 bytes, lengths >= -1, no headers, inside its batch, ending where its length says
+ * and where the next record starts); the columns come back as native int64 / bool bytes, and
+ * batch_ok holds b"\1" for each batch whose records all check out (the others' columns are not used). */
+static PyObject *py_key_fields(PyObject *self, PyObject *args)
+{
+    Py_buffer b, sp, st;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &b, &sp, &st))
+        return NULL;
+    PyObject *cols[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, *out = NULL;
+    Py_ssize_t nspans = sp.len / 32, m = st.len / 8, total = 0;
+    const char *spp = sp.buf;
+    if (sp.len % 32 || st.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "key_fields: spans must be int64 quads, starts int64");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nspans; i++) {
+        int64_t t[4];
+        memcpy(t, spp + 32 * i, 32);
+        if (t[2] < 0 || t[2] > m - total) {
+            PyErr_SetString(PyExc_ValueError, "key_fields: the spans' counts do not add up to the starts");
+            goto done;
+        }
+        total += (Py_ssize_t)t[2];
+    }
+    if (total != m) {
+        PyErr_SetString(PyExc_ValueError, "key_fields: the spans' counts do not add up to the starts");
+        goto done;
+    }
+    cols[0] = PyBytes_FromStringAndSize(NULL, 8 * m);
+    cols[1] = PyBytes_FromStringAndSize(NULL, m);
+    cols[2] = PyBytes_FromStringAndSize(NULL, m);
+    cols[3] = PyBytes_FromStringAndSize(NULL, 8 * m);
+    cols[4] = PyBytes_FromStringAndSize(NULL, 8 * m);
+    cols[5] = PyBytes_FromStringAndSize(NULL, nspans);
+    for (int i = 0; i < 6; i++)
+        if (cols[i] == NULL)
+            goto done;
+    {
+        int64_t *offsets = (int64_t *)PyBytes_AS_STRING(cols[0]);
+        char *null_keys = PyBytes_AS_STRING(cols[1]), *null_values = PyBytes_AS_STRING(cols[2]);
+        int64_t *key_starts = (int64_t *)PyBytes_AS_STRING(cols[3]), *key_ends = (int64_t *)PyBytes_AS_STRING(cols[4]);
+        char *ok = PyBytes_AS_STRING(cols[5]);
+        const unsigned char *d = b.buf;
+        const int64_t n = b.len;
+        const char *sv = st.buf;
+        Py_ssize_t r = 0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < nspans; i++) {
+            int64_t t[4];
+            memcpy(t, spp + 32 * i, 32);
+            int good = 1;
+            for (int64_t j = 0; j < t[2]; j++, r++) {
+                int64_t s, p, next = -1, rec_end;
+                int32_t length, ts, delta, klen, vlen;
+                memcpy(&s, sv + 8 * r, 8);
+                if (j + 1 < t[2])
+                    memcpy(&next, sv + 8 * (r + 1), 8);
+                offsets[r] = 0;
+                null_keys[r] = null_values[r] = 0;
+                key_starts[r] = key_ends[r] = 0;
+                if (!good)
+                    continue;
+                p = s;
+                if (s < t[0] || s >= n || !kf_varint(d, n, &p, &length)) {
+                    good = 0;
+                    continue;
+                }
+                rec_end = p + length;
+                p++; /* the attributes byte */
+                if (!kf_varint(d, n, &p, &ts) || !kf_varint(d, n, &p, &delta) || !kf_varint(d, n, &p, &klen) ||
+                    klen < -1) {
+                    good = 0;
+                    continue;
+                }
+                key_starts[r] = p;
+                p += klen > 0 ? klen : 0;
+                key_ends[r] = p;
+                if (!kf_varint(d, n, &p, &vlen) || vlen < -1) {
+                    good = 0;
+                    continue;
+                }
+                p += vlen > 0 ? vlen : 0;
+                if (rec_end > t[1] || p + 1 != rec_end || p >= n || d[p] != 0 || (next >= 0 && rec_end != next) ||
+                    (j + 1 < t[2] && next < 0)) {
+                    good = 0;
+                    continue;
+                }
+                offsets[r] = t[3] + delta;
+                null_keys[r] = klen == -1;
+                null_values[r] = vlen == -1;
+            }
+            ok[i] = (char)good;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    out = PyTuple_Pack(6, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]);
+done:
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(cols[i]);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&sp);
+    PyBuffer_Release(&st);
+    return out;
+}
+
+/* ---- the log cleaner's offset map (kafkatool.ops.compact.offsetmap.OffsetMap) ---- */
+
+/* A digest's slot at an attempt, as OffsetMap._probe computes it: a big-endian 4-byte window of the
+ * digest (linear steps past its end), Kafka's Utils.abs, modulo the table's slots. */
+static inline int64_t omap_slot(const unsigned char *d, int64_t attempt, int64_t cap)
+{
+    int64_t v = (int64_t)be32(d + (attempt < 12 ? attempt : 12));
+    if (attempt > 12)
+        v += attempt - 12;
+    v = v == INT32_MIN ? 0 : (v < 0 ? -v : v);
+    return v % cap;
+}
+
+/* offset_map_put(table, digests, offsets, size, limit, track, track_first, track_last)
+ *   -> (consumed, size, probes, track_last or None when tracking must stop)
+ * OffsetMap.put_until_full's loop, one key at a time in log order: `table` is the writable slot table
+ * (rows of three native uint64: the digest's two halves, offset + 1, 0 = empty), `digests` n*16 bytes,
+ * `offsets` n native int64.  Before every put the map must hold fewer than `limit` entries, else it
+ * stops there (the caller's limit is the map's max entries, or less when its table must grow first).
+ * `track` (a writable uint8 array, or None) is OffsetMap's per-offset tracking: a put marks its offset
+ * latest (2) and the offset it replaces put (1); offsets not strictly increasing past `track_last`, or
+ * past the array, end tracking (None comes back, and nothing more is marked). */
+#define OMAP_AHEAD 8 /* keys whose table rows are fetched ahead: the table is far larger than the caches */
+
+static PyObject *py_offset_map_put(PyObject *self, PyObject *args)
+{
+    Py_buffer tab, dig, offs, trk = {0};
+    PyObject *track_obj;
+    long long size, limit, track_first, track_last;
+    if (!PyArg_ParseTuple(args, "w*y*y*LLOLL", &tab, &dig, &offs, &size, &limit, &track_obj, &track_first,
+                          &track_last))
+        return NULL;
+    PyObject *out = NULL;
+    int tracking = track_obj != Py_None;
+    if (tracking && PyObject_GetBuffer(track_obj, &trk, PyBUF_WRITABLE) < 0)
+        goto done;
+    Py_ssize_t n = offs.len / 8;
+    int64_t cap = tab.len / 24;
+    if (offs.len % 8 || dig.len != 16 * n || tab.len % 24 || cap <= 0 || limit > cap) {
+        PyErr_SetString(PyExc_ValueError, "offset_map_put: inconsistent table, digests or offsets");
+        goto done;
+    }
+    uint64_t *rows = tab.buf;
+    const unsigned char *dg = dig.buf;
+    const char *op = offs.buf;
+    unsigned char *track = tracking ? trk.buf : NULL;
+    int64_t track_len = tracking ? trk.len : 0;
+    long long probes = 0;
+    Py_ssize_t k = 0;
+    int64_t first_slot[OMAP_AHEAD]; /* the first slots of the next keys, whose rows are being fetched */
+    for (Py_ssize_t j = 0; j < OMAP_AHEAD && j < n; j++) {
+        first_slot[j] = omap_slot(dg + 16 * j, 0, cap);
+        __builtin_prefetch(rows + 3 * first_slot[j], 1);
+    }
+    for (; k < n && size < limit; k++) {
+        const unsigned char *d = dg + 16 * k;
+        uint64_t h[2];
+        int64_t off;
+        memcpy(h, d, 16);
+        memcpy(&off, op + 8 * k, 8);
+        uint64_t *row = rows + 3 * first_slot[k % OMAP_AHEAD];
+        if (k + OMAP_AHEAD < n) {
+            int64_t ahead = omap_slot(dg + 16 * (k + OMAP_AHEAD), 0, cap);
+            first_slot[k % OMAP_AHEAD] = ahead;
+            __builtin_prefetch(rows + 3 * ahead, 1);
+        }
+        for (int64_t attempt = 0;; attempt++) {
+            probes++;
+            if (attempt)
+                row = rows + 3 * omap_slot(d, attempt, cap);
+            if (row[2] == 0 || (row[0] == h[0] && row[1] == h[1]))
+                break;
+        }
+        uint64_t old = row[2];
+        if (old == 0) {
+            row[0] = h[0];
+            row[1] = h[1];
+            size++;
+        }
+        row[2] = (uint64_t)off + 1;
+        if (tracking) {
+            if (off <= track_last || off - track_first >= track_len) {
+                tracking = 0;
+            } else {
+                int64_t prev = (int64_t)(old - 1);
+                if (old && prev >= track_first && prev - track_first < track_len)
+                    track[prev - track_first] = 1;
+                track[off - track_first] = 2;
+                track_last = off;
+            }
+        }
+    }
+    out = Py_BuildValue("nLLO", k, size, probes, Py_None);
+    if (out != NULL && tracking) {
+        PyObject *last = PyLong_FromLongLong(track_last);
+        if (last == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyTuple_SET_ITEM(out, 3, last);
+        Py_DECREF(Py_None);
+    }
+done:
+    if (trk.obj != NULL)
+        PyBuffer_Release(&trk);
+    PyBuffer_Release(&tab);
+    PyBuffer_Release(&dig);
+    PyBuffer_Release(&offs);
+    return out;
+}
+
+/* ---- the log cleaner's rebuild of a batch that loses records (Cleaner.buildRetainedRecordsInto) ---- */
+
+/* A zig-zag varint of up to 10 bytes inside [*p, end), as kafkatool.log.varint.read_varint reads it
+ * (a 10th byte's high bits fall off); 0 when it runs past end or is longer. */
+static inline int rb_varlong(const unsigned char *d, Py_ssize_t end, Py_ssize_t *p, int64_t *out)
+{
+    uint64_t raw = 0;
+    for (int shift = 0; shift <= 63; shift += 7) {
+        if (*p >= end)
+            return 0;
+        unsigned b = d[(*p)++];
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static inline unsigned char *rb_put_varlong(unsigned char *o, int64_t v)
+{
+    uint64_t raw = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    while (raw >= 0x80) {
+        *o++ = (unsigned char)((raw & 0x7F) | 0x80);
+        raw >>= 7;
+    }
+    *o++ = (unsigned char)raw;
+    return o;
+}
+
+static inline int rb_varlong_size(int64_t v)
+{
+    uint64_t raw = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    int n = 1;
+    while (raw >= 0x80) {
+        raw >>= 7;
+        n++;
+    }
+    return n;
+}
+
+typedef struct {
+    int64_t ts, offset_delta;
+    Py_ssize_t key, klen, value, vlen; /* positions in the buffer; a length of -1 is null */
+} rb_record;
+
+static inline void rb_put_be(unsigned char *o, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        o[i] = (unsigned char)v;
+        v >>= 8;
+    }
+}
+
+/* rebuild_v2(buf, position, size, keep) -> (batch, max timestamp, last kept offset) or None
+ * The v2 batch at buf[position:position + size] with only the records whose byte in `keep` is 1, encoded
+ * as kafkatool.log.writer.encode_v2_batch encodes the records Batch.records() decodes (cleaner._rebuild
+ * without a delete horizon): same base offset, last offset delta, producer fields and transactional
+ * flag; base timestamp the least kept timestamp, max timestamp the greatest; each record re-encoded
+ * (attributes 0, minimal varints).  None, for the Python path to decide, unless the batch is
+ * uncompressed, create-time, not control, without a delete horizon, every record without headers and
+ * exactly as long as it says, with `keep` one byte a record and at least one kept. */
+static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
+{
+    Py_buffer b, kp;
+    Py_ssize_t pos, size;
+    if (!PyArg_ParseTuple(args, "y*nny*", &b, &pos, &size, &kp))
+        return NULL;
+    PyObject *out = NULL, *batch = NULL;
+    rb_record *recs = NULL;
+    const unsigned char *d = b.buf, *keep = kp.buf;
+    if (pos < 0 || size < 61 || pos > b.len - size || d[pos + 16] != 2)
+        goto none;
+    const unsigned char *h = d + pos;
+    int attributes = (int)be16(h + 21);
+    int64_t base_offset = be64(h), base_ts = be64(h + 27);
+    int32_t count = be32(h + 57);
+    if ((attributes & (0x07 | 0x08 | 0x20 | 0x40)) || count <= 0 || count != kp.len)
+        goto none;
+    recs = PyMem_Malloc(sizeof(rb_record) * (size_t)count);
+    if (recs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t p = pos + 61, end = pos + size, kept = 0;
+    int64_t min_ts = INT64_MAX, max_ts = INT64_MIN, last_offset = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, offset_delta, klen, vlen, headers;
+        if (!rb_varlong(d, end, &p, &length) || length < 0 || length > end - p)
+            goto none;
+        Py_ssize_t rec_end = p + (Py_ssize_t)length;
+        p++; /* attributes */
+        if (!rb_varlong(d, rec_end, &p, &ts_delta) || !rb_varlong(d, rec_end, &p, &offset_delta) ||
+            !rb_varlong(d, rec_end, &p, &klen) || klen < -1 || klen > rec_end - p)
+            goto none;
+        Py_ssize_t key = p;
+        p += klen > 0 ? (Py_ssize_t)klen : 0;
+        if (!rb_varlong(d, rec_end, &p, &vlen) || vlen < -1 || vlen > rec_end - p)
+            goto none;
+        Py_ssize_t value = p;
+        p += vlen > 0 ? (Py_ssize_t)vlen : 0;
+        if (!rb_varlong(d, rec_end, &p, &headers) || headers != 0 || p != rec_end)
+            goto none;
+        if (keep[i]) {
+            rb_record *r = &recs[kept++];
+            if (__builtin_add_overflow(base_ts, ts_delta, &r->ts) ||
+                __builtin_add_overflow(base_offset, offset_delta, &last_offset))
+                goto none;
+            r->offset_delta = offset_delta;
+            r->key = key;
+            r->klen = klen;
+            r->value = value;
+            r->vlen = vlen;
+            if (r->ts < min_ts)
+                min_ts = r->ts;
+            if (r->ts > max_ts)
+                max_ts = r->ts;
+        }
+    }
+    if (p != end || kept == 0)
+        goto none;
+    Py_ssize_t total = 61;
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        rb_record *r = &recs[i];
+        int64_t ts_delta;
+        if (__builtin_sub_overflow(r->ts, min_ts, &ts_delta))
+            goto none;
+        r->ts = ts_delta;
+        int64_t body = 1 + rb_varlong_size(ts_delta) + rb_varlong_size(r->offset_delta) +
+                       rb_varlong_size(r->klen) + (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) +
+                       (r->vlen > 0 ? r->vlen : 0) + 1;
+        total += rb_varlong_size(body) + (Py_ssize_t)body;
+    }
+    if (total - 12 > INT32_MAX)
+        goto none;
+    batch = PyBytes_FromStringAndSize(NULL, total);
+    if (batch == NULL)
+        goto done;
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(batch);
+    memcpy(o, h, 61); /* base offset, leader epoch, magic, last offset delta, producer fields: kept */
+    rb_put_be(o + 8, (uint64_t)(total - 12), 4);
+    rb_put_be(o + 21, (uint64_t)(attributes & 0x10), 2); /* only the transactional flag survives */
+    rb_put_be(o + 27, (uint64_t)min_ts, 8);
+    rb_put_be(o + 35, (uint64_t)max_ts, 8);
+    rb_put_be(o + 57, (uint64_t)kept, 4);
+    unsigned char *w = o + 61;
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        rb_record *r = &recs[i];
+        int64_t body = 1 + rb_varlong_size(r->ts) + rb_varlong_size(r->offset_delta) + rb_varlong_size(r->klen) +
+                       (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) + (r->vlen > 0 ? r->vlen : 0) + 1;
+        w = rb_put_varlong(w, body);
+        *w++ = 0;
+        w = rb_put_varlong(w, r->ts);
+        w = rb_put_varlong(w, r->offset_delta);
+        w = rb_put_varlong(w, r->klen);
+        if (r->klen > 0) {
+            memcpy(w, d + r->key, (size_t)r->klen);
+            w += r->klen;
+        }
+        w = rb_put_varlong(w, r->vlen);
+        if (r->vlen > 0) {
+            memcpy(w, d + r->value, (size_t)r->vlen);
+            w += r->vlen;
+        }
+        *w++ = 0;
+    }
+    rb_put_be(o + 17, crc32c(o + 21, (size_t)(total - 21)), 4);
+    out = Py_BuildValue("OLL", batch, (long long)max_ts, (long long)last_offset);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(batch);
+    PyMem_Free(recs);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&kp);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1749,6 +2252,9 @@ static PyMethodDef methods[] = {
     {"offset_commit_value", py_offset_commit_value, METH_O, "An offset commit value v0-v4 as a tuple, or None."},
     {"walk_record_starts", py_walk_record_starts, METH_VARARGS, "The cleaner's walk from record length to record."},
     {"md5_slices", py_md5_slices, METH_VARARGS, "MD5 digests of many slices of one buffer, concatenated."},
+    {"offset_map_put", py_offset_map_put, METH_VARARGS, "OffsetMap.put_until_full's loop, one key at a time."},
+    {"key_fields", py_key_fields, METH_VARARGS, "The cleaner's key decoder: every walked record's fields, checked."},
+    {"rebuild_v2", py_rebuild_v2, METH_VARARGS, "The cleaner's rebuild of a plain v2 batch that loses records."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {NULL, NULL, 0, NULL},
 };

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -349,3 +350,228 @@ def test_crc32c_matches_the_crc32c_package() -> None:
         a = rng.randrange(len(data))
         b = rng.randrange(a, len(data) + 1)
         assert speedups.crc32c(memoryview(data)[a:b]) == crc32c(data[a:b])
+
+
+# -- the offline cleaner: every output byte the same with either core ---------------------------
+
+COMPACT_NOW = 1_800_000_000_000
+
+
+class _PurePython:
+    """Every kafkatool module's handle on the compiled core set to None while inside (the cores are
+    chosen at import, so this is what KAFKATOOL_PURE_PYTHON=1 would have given them)."""
+
+    def __enter__(self) -> None:
+        self.saved = [
+            (m, m.speedups)
+            for name, m in list(sys.modules.items())
+            if name.startswith("kafkatool.") and getattr(m, "speedups", None) is speedups
+        ]
+        for m, _ in self.saved:
+            m.speedups = None
+
+    def __exit__(self, *exc: object) -> None:
+        for m, core in self.saved:
+            m.speedups = core
+
+
+def _compact_outcome(partition_dir: Path, passes: list[dict[str, Any]]) -> list[Any]:
+    """Each pass's result (or error) and, after it, every file of the partition and its log dir's
+    cleaner checkpoint, byte for byte."""
+    from kafkatool.ops.compact import compact_partition
+
+    out: list[Any] = []
+    for kw in passes:
+        try:
+            res = dataclasses.asdict(compact_partition(partition_dir, **kw))
+            res.pop("elapsed_s")
+            res.pop("dir")
+            out.append(("ok", res))
+        except Exception as exc:  # noqa: BLE001 - the error itself is compared
+            out.append(("error", type(exc).__name__, str(exc).replace(str(partition_dir.parent), "")))
+        files = {p.name: p.read_bytes() for p in sorted(partition_dir.iterdir()) if p.is_file()}
+        ckpt = partition_dir.parent / "cleaner-offset-checkpoint"
+        out.append((files, ckpt.read_bytes() if ckpt.is_file() else None))
+    return out
+
+
+def _compact_both(src: Path, tmp_path: Path, passes: list[dict[str, Any]]) -> None:
+    got = []
+    for core in ("c", "py"):
+        work = tmp_path / core / "logs" / src.name
+        shutil.copytree(src, work)
+        if core == "py":
+            with _PurePython():
+                got.append(_compact_outcome(work, passes))
+        else:
+            got.append(_compact_outcome(work, passes))
+    assert got[0] == got[1]
+
+
+def _passes(cfg: Any) -> list[dict[str, Any]]:
+    """A first clean, then one a week later from offset 0 (tombstones and markers past their horizon)."""
+    week = 7 * 86_400_000
+    return [dict(cfg=cfg, now_ms=COMPACT_NOW), dict(cfg=cfg, now_ms=COMPACT_NOW + week, first_dirty_offset=0)]
+
+
+def fixture_partitions() -> list[Path]:
+    return sorted({p.parent for p in fixture_logs()} | {p.parent for p in (FIXTURES / "cleaned").rglob("*.log")}
+                  if FIXTURES.is_dir() else set())
+
+
+def test_every_fixture_partition_compacts_the_same(tmp_path: Path) -> None:
+    """Both rule sets (3.x and 2.1), with the default buffer and one that fills every few keys."""
+    from kafkatool.ops.compact import CompactConfig
+
+    parts = fixture_partitions()
+    if not parts:
+        pytest.skip("no fixtures")
+    cfgs = [
+        CompactConfig(segment_bytes=16384, policy_confirmed=True),
+        CompactConfig(segment_bytes=16384, policy_confirmed=True, kafka_version="2.1", dedupe_buffer_size=24 * 40),
+    ]
+    for i, src in enumerate(parts):
+        for j, cfg in enumerate(cfgs):
+            _compact_both(src, tmp_path / f"{i}-{j}", _passes(cfg))
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_generated_logs_compact_the_same(tmp_path: Path, magic: int, codec: str) -> None:
+    """Tombstones, transactions (aborted ones too), headers, keyless records, every format and codec;
+    the default buffer, one that fills, and one whose table must grow past what was reserved."""
+    from kafkatool.ops.compact import CompactConfig
+    from kafkatool.ops.compact.offsetmap import OffsetMap
+
+    if codec == "zstd" and magic < 2:
+        pytest.skip("zstd needs the v2 format")
+    spec = GenerateSpec(
+        records=3000,
+        batch_records=9,
+        magic=magic,
+        codec=codec,
+        key_space=150,
+        headers=codec == "snappy",
+        transactional=magic == 2 and codec != "none",
+        abort_ratio=0.3 if magic == 2 and codec != "none" else 0.0,
+        log_append_time=codec == "lz4",
+        tombstone_ratio=0.15,
+        segment_bytes=12_000,
+        index_interval=300,
+        start_timestamp=COMPACT_NOW - 86_400_000,
+        seed=SEED + magic,
+    )
+    src = generate_partition(tmp_path / "src", spec).partition_dir
+    for n, buffer in enumerate((128 * 1024 * 1024, 24 * 60)):
+        cfg = CompactConfig(segment_bytes=30_000, policy_confirmed=True, dedupe_buffer_size=buffer)
+        _compact_both(src, tmp_path / f"b{n}", _passes(cfg))
+
+    class Unreserved(OffsetMap):  # a table far smaller than the keys: it grows while mapping
+        def reserve(self, max_keys: int) -> None:
+            super().reserve(1)
+
+    cfg = CompactConfig(segment_bytes=30_000, policy_confirmed=True)
+    got = []
+    for core in ("c", "py"):
+        work = tmp_path / "grow" / core / "logs" / src.name
+        shutil.copytree(src, work)
+        run = [dict(cfg=cfg, now_ms=COMPACT_NOW, offset_map=Unreserved(cfg.dedupe_buffer_size))]
+        if core == "py":
+            with _PurePython():
+                got.append(_compact_outcome(work, run))
+        else:
+            got.append(_compact_outcome(work, run))
+    plain = tmp_path / "plain" / "logs" / src.name
+    shutil.copytree(src, plain)
+    assert got[0] == got[1] == _compact_outcome(plain, [dict(cfg=cfg, now_ms=COMPACT_NOW)])
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
+    """A batch that loses records, rebuilt by the compiled core and by `Cleaner._rebuild`: the same
+    bytes, max timestamp and last offset; None (the Python path) for what it does not cover (codecs,
+    log-append time, headers, delete horizons) and for damaged records whatever Python makes of them."""
+    from itertools import compress
+
+    from kafkatool.log.record import TS_LOG_APPEND
+    from kafkatool.log.writer import encode_v2_batch
+    from kafkatool.ops.compact.cleaner import Cleaner
+
+    rng = random.Random(seed)
+    base = rng.choice([0, 5, 2**40])
+    offset, recs = base, []
+    for _ in range(rng.randrange(1, 40)):
+        recs.append(Record(
+            offset, rng.choice([1_700_000_000_000, 0, -5]) + rng.randrange(-(10**9), 10**9),
+            None if rng.random() < 0.1 else rng.randbytes(rng.choice([0, 16, 300])),
+            None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 9, 200, 20000])),
+            (("h", b"v"),) if rng.random() < 0.03 else (),
+        ))
+        offset += rng.choice([1, 1, 1, 3, 70000])
+    plain = rng.random() < 0.8
+    data = bytearray(encode_v2_batch(
+        recs, base, codec=0 if plain or rng.random() < 0.5 else 1,
+        timestamp_type=TS_LOG_APPEND if not plain and rng.random() < 0.5 else 0,
+        producer_id=rng.choice([-1, 77]), producer_epoch=rng.choice([-1, 3]), base_sequence=rng.choice([-1, 9]),
+        partition_leader_epoch=rng.randrange(0, 5), is_transactional=rng.random() < 0.3,
+        delete_horizon_ms=1_800_000_000_000 if not plain and rng.random() < 0.3 else None,
+        last_offset=recs[-1].offset + rng.choice([0, 0, 4]),
+    ))
+    damaged = rng.random() < 0.3
+    if damaged:
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(61, len(data))] = rng.randrange(256)
+    data = b"\0" * 7 + bytes(data)  # not at the buffer's start
+    b = next(iter(BatchScan(data, 7, len(data))))
+    keep = [rng.random() < 0.6 for _ in recs]
+    got = speedups.rebuild_v2(data, 7, b.size, bytes(keep))
+    try:
+        decoded = b.records()
+    except CorruptRecordError:
+        assert got is None
+        return
+    kept = list(compress(decoded, keep))
+    covered = b.codec == 0 and b.timestamp_type != TS_LOG_APPEND and b.delete_horizon_ms is None
+    covered = covered and not any(r.headers for r in decoded) and len(kept) > 0
+    if got is None:
+        assert damaged or not covered
+        return
+    assert covered
+    want, ts, _ = Cleaner._rebuild(b, kept, None)
+    assert got == (want, ts, kept[-1].offset)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_offset_map_puts_are_the_same_with_either_core(seed: int) -> None:
+    """put_until_full key by key in C and in numpy rounds: the same keys consumed (up to the map filling),
+    the same answers to lookups, the same per-offset tracking, whether the table was reserved small
+    (and grows), exactly or not at all; offsets going backwards turn tracking off in both."""
+    import numpy as np
+
+    from kafkatool.ops.compact import offsetmap
+    from kafkatool.ops.compact.offsetmap import OffsetMap, digests
+
+    rng = random.Random(seed)
+    keys = [b"k%d" % rng.randrange(rng.choice([50, 3000])) for _ in range(4000)]
+    offsets = np.arange(100, 100 + len(keys), dtype=np.int64)
+    if seed % 4 == 3:
+        offsets[2000] = 50  # not increasing: tracking ends
+    probe = digests([b"k%d" % i for i in range(3000)])
+    answers = []
+    for core in (speedups, None):
+        saved, offsetmap.speedups = offsetmap.speedups, core
+        try:
+            omap = OffsetMap(24 * (1000, 4000, 100_000)[seed % 3])
+            omap.track_offsets(100, 100 + len(keys))
+            omap.reserve((1, 300, len(keys))[seed % 3])
+            consumed = []
+            for lo in range(0, len(keys), 700):
+                consumed.append(omap.put_until_full(digests(keys[lo : lo + 700]), offsets[lo : lo + 700]))
+                if omap.is_full:
+                    break
+            put, latest = omap.latest_by_offset(offsets)
+            answers.append((consumed, omap.size, omap.tracks_offsets, omap.get_many(probe).tolist(),
+                            put.tolist(), latest.tolist()))
+        finally:
+            offsetmap.speedups = saved
+    assert answers[0] == answers[1]

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from kafkatool.log.core import speedups
 from kafkatool.log.files import MappedFile
 from kafkatool.log.producer_state import ProducerLast
 from kafkatool.log.record import NO_TIMESTAMP, TS_LOG_APPEND, Record
@@ -70,6 +71,7 @@ class Cleaner:
     def build_offset_map(self, start: int, end: int) -> None:
         """Map key → latest offset over [start, end), stopping where the map fills (buildOffsetMap)."""
         self.map.clear()
+        self.map.reserve(end - start)  # no more keys than offsets: a table that small, not the whole buffer
         self.map.track_offsets(start, end)  # lets cleaning judge the records mapped here by offset
         self.decoded = DecodedRecords(start, end, self.map.memory // 16)
         dirty = self.log.segments_in(start, end)
@@ -304,7 +306,9 @@ class Cleaner:
         tombstone is still retained.  Whether a record is its key's latest is known by offset for the
         records the map was built from (`OffsetMap.latest_by_offset`); only the others have their key
         digested and looked up.  A batch that keeps every record is copied from the segment as it is
-        (consecutive ones as one piece); only a batch that loses records is decoded in full and rebuilt.
+        (consecutive ones as one piece); only a batch that loses records is rebuilt: by the compiled core
+        when it is plain (uncompressed, create time, no headers, no horizon to keep or stamp), else
+        decoded in full and re-encoded by `_rebuild`, the reference the compiled rebuild is tested against.
         """
         st = self.stats
         old = self.cfg.before_kip534
@@ -381,15 +385,22 @@ class Cleaner:
                         pieces.add_batch(b)
                         ts, ts_offset, largest = b.max_timestamp, b.last_offset, b.last_offset
                     else:
-                        if recs is None:
-                            recs = b.records()
-                        kept = recs if n_kept == n else list(compress(recs, keep[first : first + n].tolist()))
-                        if stamp:
-                            horizon = now + self.cfg.delete_retention_ms
-                            st.horizons_stamped += 1
-                        rebuilt, ts, ts_offset = self._rebuild(b, kept, horizon)
+                        fast = None  # the compiled rebuild of a plain batch: the same bytes as _rebuild
+                        if speedups is not None and recs is None and not stamp and horizon is None:
+                            fast = speedups.rebuild_v2(b.buf, b.position, b.size, keep[first : first + n].tobytes())
+                        if fast is not None:
+                            rebuilt, ts, largest = fast
+                            ts_offset = b.last_offset
+                        else:
+                            if recs is None:
+                                recs = b.records()
+                            kept = recs if n_kept == n else list(compress(recs, keep[first : first + n].tolist()))
+                            if stamp:
+                                horizon = now + self.cfg.delete_retention_ms
+                                st.horizons_stamped += 1
+                            rebuilt, ts, ts_offset = self._rebuild(b, kept, horizon)
+                            largest = kept[-1].offset
                         pieces.add(rebuilt)
-                        largest = kept[-1].offset
                     st.records_written += n_kept
                     st.tombstones_written += tombstones
                 elif retention == RETAIN_EMPTY and b.magic >= 2:
@@ -419,7 +430,7 @@ class Cleaner:
         the map still tracks offsets, so their records' retention is known without their keys.
         """
         noted = self.decoded if use_noted and self.map.tracks_offsets else None
-        known = np.array([noted is not None and noted.knows(seg.base_offset, b) for b in batches], dtype=bool)
+        known = noted.knows_many(seg.base_offset, batches) if noted is not None else np.zeros(len(batches), bool)
         cols = decode_key_columns([b for b, k in zip(batches, known.tolist(), strict=True) if not k])
         counts = np.zeros(len(batches), dtype=np.int64)
         counts[~known] = np.diff(cols.starts)

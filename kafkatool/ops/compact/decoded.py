@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
 
 import numpy as np
 
@@ -66,13 +65,15 @@ class DecodedRecords:
         self.positions.setdefault(segment, array("q")).extend(batches[i].position for i in noted.tolist())
         self.batches_left -= noted.size
 
-    def knows(self, segment: int, b: Batch) -> bool:
-        """Whether b (a batch of that segment) was noted."""
+    def knows_many(self, segment: int, batches: list[Batch]) -> np.ndarray:
+        """Whether each batch (of that segment) was noted, as a bool array: one search for all of them."""
         positions = self.positions.get(segment)
-        if not positions or self.flags is None:
-            return False
-        i = bisect_left(positions, b.position)
-        return i < len(positions) and positions[i] == b.position
+        if not positions or self.flags is None or not batches:
+            return np.zeros(len(batches), dtype=bool)
+        noted = np.frombuffer(positions, dtype=np.int64)
+        wanted = np.fromiter((b.position for b in batches), dtype=np.int64, count=len(batches))
+        at = np.searchsorted(noted, wanted)
+        return noted[np.minimum(at, len(noted) - 1)] == wanted
 
     def columns(self, batches: list[Batch]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, null keys, null values) of the records of noted batches, in order."""

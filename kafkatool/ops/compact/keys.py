@@ -263,7 +263,7 @@ def decode_key_columns(batches: Sequence[Batch], *, max_bytes: int = DECODE_BYTE
 
     Why: a per-record Python decoder costs microseconds a record; here only the walk from one record's
     length to the next is a loop (compiled when the core is built, else Python), and the fields of all records of all batches are then decoded
-    together with numpy, straight from the batches' buffer (the segment's mmap: nothing is copied unless
+    together (compiled too, else with numpy), straight from the batches' buffer (the segment's mmap: nothing is copied unless
     batches are compressed), and keys are cut only when asked for (`BatchKeyColumns.keys`).  Batches
     this fast path does not cover (v0/v1, headers, varints longer than 3 bytes) and damaged ones are
     decoded one by one by `batch_key_columns`, in batch order, so the result and any error (the first
@@ -342,6 +342,64 @@ def _walk_record_starts(buf: bytes, spans: list[tuple[int, int, int, int]]) -> t
     return starts, walked
 
 
+def _check_fields(buf: bytes, quads: np.ndarray, starts: np.ndarray) -> tuple[list[bool], tuple[np.ndarray, ...]]:
+    """Step 3 of `_decode_key_columns_round` with numpy: each walked batch's (data start, data end, record
+    count, base offset) in `quads`, its records' `starts` (from the walk; clamped in place).  Returns
+    whether each batch's records all check out, and the columns (offsets, null keys, null values, key
+    starts, key ends) of every record (a bad batch's are not used)."""
+    import numpy as np
+
+    a = np.frombuffer(buf, dtype=np.uint8)
+    top = len(a) - 1
+    m = len(starts)
+    counts = quads[:, 2]
+    s = starts
+    s[(s < 0) | (s > top)] = top  # a damaged length walked out of the buffer (its batch is bad)
+    lo = np.repeat(quads[:, 0], counts)
+    hi = np.repeat(quads[:, 1], counts)
+    length, size, long1 = _varints(a, s, top)
+    rec_end = s + size + length
+    p = s + size + 1  # past the attributes byte
+    _ts, size, long2 = _varints(a, p, top)
+    p += size
+    off_delta, size, long3 = _varints(a, p, top)
+    p += size
+    klen, size, long4 = _varints(a, p, top)
+    key_start = p + size
+    key_end = key_start + np.maximum(klen, 0)
+    vlen, size, long5 = _varints(a, key_end, top)
+    p = key_end + size + np.maximum(vlen, 0)
+    headers = a.take(np.minimum(p, top))
+    bad = long1 | long2 | long3 | long4 | long5 | (s < lo) | (rec_end > hi) | (p + 1 != rec_end)
+    bad |= (headers != 0) | (klen < -1) | (vlen < -1)
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    chained = np.ones(m, dtype=bool)
+    chained[:-1] = rec_end[:-1] == s[1:]  # each record ends where the next one starts...
+    chained[bounds[1:] - 1] = True  # ...within its batch
+    bad |= ~chained
+    batch_ok = (~(np.add.reduceat(bad, bounds[:-1]) > 0)).tolist()
+    rec_offsets = np.repeat(quads[:, 3], counts) + off_delta
+    return batch_ok, (rec_offsets, klen == -1, vlen == -1, key_start, key_end)
+
+
+def _check_fields_compiled(
+    buf: bytes, quads: np.ndarray, starts: np.ndarray
+) -> tuple[list[bool], tuple[np.ndarray, ...]]:
+    """`_check_fields` by the compiled core (`key_fields`): the same batches pass, with the same columns."""
+    import numpy as np
+
+    assert speedups is not None
+    got = speedups.key_fields(buf, quads.tobytes(), starts.tobytes())
+    cols = (
+        np.frombuffer(got[0], dtype=np.int64),
+        np.frombuffer(got[1], dtype=bool),
+        np.frombuffer(got[2], dtype=bool),
+        np.frombuffer(got[3], dtype=np.int64),
+        np.frombuffer(got[4], dtype=np.int64),
+    )
+    return [bool(x) for x in got[5]], cols
+
+
 def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple[BatchKeyColumns, int]:
     """decode_key_columns of the batches up to where max_bytes of them are decompressed; returns the
     columns and how many batches they cover."""
@@ -386,8 +444,6 @@ def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple
     # 2. the walk: each record's start from the previous record's length (compiled, else a Python step a record).
     # Only starts are proposed here (a negative length walks on as if positive); step 3 checks every
     # record and that each ends where the next one starts.
-    a = np.frombuffer(buf, dtype=np.uint8)
-    top = len(a) - 1
     got = None
     if speedups is not None and spans:  # the same walk, compiled
         got = speedups.walk_record_starts(buf, np.array([w[1:] for w in spans], dtype=np.int64).tobytes())
@@ -396,41 +452,15 @@ def _decode_key_columns_round(batches: Sequence[Batch], max_bytes: int) -> tuple
         walked = list(compress(spans, got[1]))
     else:
         starts, walked = _walk_record_starts(buf, spans)
-    # 3. every field of every walked record, vectorised; a record that does not check out marks its batch
+    # 3. every field of every walked record (compiled, else vectorised); a record that does not check
+    # out marks its batch
     m = len(starts)
-    batch_ok: list[bool] = []
     counts = np.array([w[3] for w in walked], dtype=np.int64)
+    batch_ok: list[bool] = []
     fields = None
     if m:
-        s = starts
-        s[(s < 0) | (s > top)] = top  # a damaged length walked out of the buffer (its batch is bad)
-        lo = np.repeat(np.array([w[1] for w in walked], dtype=np.int64), counts)
-        hi = np.repeat(np.array([w[2] for w in walked], dtype=np.int64), counts)
-        length, size, long1 = _varints(a, s, top)
-        rec_end = s + size + length
-        p = s + size + 1  # past the attributes byte
-        _ts, size, long2 = _varints(a, p, top)
-        p += size
-        off_delta, size, long3 = _varints(a, p, top)
-        p += size
-        klen, size, long4 = _varints(a, p, top)
-        key_start = p + size
-        key_end = key_start + np.maximum(klen, 0)
-        vlen, size, long5 = _varints(a, key_end, top)
-        p = key_end + size + np.maximum(vlen, 0)
-        headers = a.take(np.minimum(p, top))
-        bad = long1 | long2 | long3 | long4 | long5 | (s < lo) | (rec_end > hi) | (p + 1 != rec_end)
-        bad |= (headers != 0) | (klen < -1) | (vlen < -1)
-        bounds = np.concatenate(([0], np.cumsum(counts)))
-        chained = np.ones(m, dtype=bool)
-        chained[:-1] = rec_end[:-1] == s[1:]  # each record ends where the next one starts...
-        chained[bounds[1:] - 1] = True  # ...within its batch
-        bad |= ~chained
-        batch_ok = (~(np.add.reduceat(bad, bounds[:-1]) > 0)).tolist()
-        rec_offsets = np.repeat(np.array([batches[w[0]].base_offset for w in walked], dtype=np.int64), counts)
-        rec_offsets += off_delta
-        fields = (rec_offsets, klen == -1, vlen == -1, key_start, key_end)
-    del a  # no view of the buffer outlives this call (an mmap could not be closed)
+        quads = np.array([(w[1], w[2], w[3], batches[w[0]].base_offset) for w in walked], dtype=np.int64)
+        batch_ok, fields = (_check_fields_compiled if speedups is not None else _check_fields)(buf, quads, starts)
     # 4. in batch order: the walked and checked batches as they are, the others one by one
     fast = {w[0]: ok for w, ok in zip(walked, batch_ok, strict=True)}
     if deferred is None and len(fast) == n and all(batch_ok):

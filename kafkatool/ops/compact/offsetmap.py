@@ -5,11 +5,20 @@ bounds it by `log.cleaner.dedupe.buffer.size`.  Each slot holds MD5(key) (16 byt
 24 bytes, in `memory // 24` slots; the map counts as full at `load_factor` (0.9) of its slots, and the
 cleaner stops mapping there.  Keeping the same accounting gives the same cleaning range as the broker for
 the same buffer size, and keeping the same layout makes the memory real: a numpy zero-filled table, whose
-untouched pages the kernel never allocates, so a mostly-empty map costs little.
+untouched pages the kernel never allocates.
+
+Why the table may be smaller than the buffer: keys land on random slots, so even a few keys touch every
+page of a full-size table, and the kernel zeroing those pages was 15% of a clean.  When the caller knows
+how many keys can come at most (`reserve`: the cleaner passes the dirty range's offset span), the table
+has twice that many slots (never more than the buffer's); fullness is still counted against the buffer's
+slots, so the cleaning range does not change, and should more keys come after all the table grows
+(to at most the buffer's slots).  Lookups give the same answers whatever the table's size.
 
 Probing follows SkimpyOffsetMap (successive 4-byte windows of the digest, then linear steps), but keys are
 handled a chunk at a time (vectorised rounds of probing) because a per-key Python loop would dominate the
-cleaner's run time.  Offsets are stored +1 so that a zeroed slot means "empty".
+cleaner's run time; with the compiled core, puts run one key at a time in C (`offset_map_put`), the
+numpy rounds staying the reference.  The two place racing keys in different slots of a probe path, which
+no lookup can tell apart.  Offsets are stored +1 so that a zeroed slot means "empty".
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+
+from kafkatool.log.core import speedups
 
 try:  # CPython's built-in MD5 is about twice as fast as OpenSSL's for short keys
     from _md5 import md5 as _md5  # type: ignore[import-not-found]
@@ -28,6 +39,9 @@ BYTES_PER_ENTRY = HASH_SIZE + 8
 DEFAULT_LOAD_FACTOR = 0.9
 _INT32_MIN = -(2**31)
 _NOT_PUT, _PUT, _LATEST = 0, 1, 2  # what offset tracking knows of a record
+MIN_TABLE_SLOTS = 1024  # the smallest table `reserve` makes
+TABLE_LOAD = 0.5  # a reserved table has 1 / TABLE_LOAD slots a key: probes stay short
+GROW_LOAD = 0.75  # a table smaller than the buffer grows (x4) before it holds more than this share
 
 
 KEY_HASH = _md5  # what keys are digested with (a hashlib-style constructor), for decoders that digest
@@ -66,8 +80,10 @@ class OffsetMap:
         self.load_factor = load_factor
         self.max_entries = int(self.slots * load_factor)
         # one 24-byte row a slot: the digest's two halves, then offset + 1 (0 = empty slot); a probe
-        # reads one row, so one cache line, where separate arrays cost a memory access each
-        self._tab = np.zeros((self.slots, 3), dtype=np.uint64)
+        # reads one row, so one cache line, where separate arrays cost a memory access each.  `_cap`
+        # rows, allocated at the first use (see `reserve`).
+        self._cap = self.slots
+        self._tab_rows: np.ndarray | None = None
         self.size = 0
         self.latest_offset = -1
         self.lookups = 0
@@ -80,11 +96,12 @@ class OffsetMap:
     def clear(self) -> None:
         """Forget every entry (before mapping another log).
 
-        A fresh zeroed array instead of a fill: the kernel hands out zero pages lazily, so clearing a
-        large, mostly unused map costs nothing and keeps the resident size at what is really used.
+        The table is dropped, not filled: the next one is allocated at its first use, zero-filled by the
+        kernel page by page, so clearing a large, mostly unused map costs nothing and keeps the resident
+        size at what is really used.  It has the buffer's slots again unless `reserve` says otherwise.
         """
-        if self.size:
-            self._tab = np.zeros((self.slots, 3), dtype=np.uint64)
+        self._tab_rows = None
+        self._cap = self.slots
         self.size = 0
         self.latest_offset = -1
         self._track = None
@@ -99,8 +116,47 @@ class OffsetMap:
 
     @property
     def memory(self) -> int:
-        """Bytes the slot table occupies (the configured buffer size, rounded down to whole slots)."""
-        return self._tab.nbytes
+        """The configured buffer size, rounded down to whole slots: what the map may occupy at most."""
+        return self.slots * BYTES_PER_ENTRY
+
+    @property
+    def table_bytes(self) -> int:
+        """Bytes of the slot table as it is now (at most `memory`)."""
+        return self._cap * BYTES_PER_ENTRY
+
+    def reserve(self, max_keys: int) -> None:
+        """Size the table of an empty map for at most `max_keys` keys (more still fit: it grows)."""
+        if self.size == 0:
+            self._tab_rows = None
+            self._cap = min(self.slots, max(MIN_TABLE_SLOTS, int(max_keys / TABLE_LOAD) + 1))
+
+    @property
+    def _tab(self) -> np.ndarray:
+        if self._tab_rows is None:
+            self._tab_rows = np.zeros((self._cap, 3), dtype=np.uint64)
+        return self._tab_rows
+
+    def _room(self) -> int:
+        """Entries the table may hold before it must grow (the buffer's limit once it is full size)."""
+        if self._cap >= self.slots:
+            return self.max_entries
+        return min(self.max_entries, int(self._cap * GROW_LOAD))
+
+    def _grow(self, needed: int) -> None:
+        """Move every entry to a table 4x larger (or the buffer's size) with room for `needed` entries."""
+        cap = self._cap
+        while True:
+            cap = min(self.slots, cap * 4)
+            if cap >= self.slots or needed <= int(cap * GROW_LOAD):
+                break
+        old = self._tab
+        used = old[old[:, 2] != 0]
+        self._cap = cap
+        self._tab_rows = None
+        self.size = 0
+        if len(used):
+            d8 = np.ascontiguousarray(used[:, :2]).view(np.uint8).reshape(-1, HASH_SIZE)
+            self._insert(d8, np.ascontiguousarray(used[:, :2]), np.ascontiguousarray(used[:, 2]))
 
     def update_latest_offset(self, offset: int) -> None:
         """Record the last offset the map covers (an assignment, as in Kafka)."""
@@ -165,7 +221,7 @@ class OffsetMap:
         if attempt > HASH_SIZE - 4:
             v = v + (attempt - (HASH_SIZE - 4))
         v = np.where(v == _INT32_MIN, 0, np.abs(v))  # Kafka's Utils.abs
-        return v % self.slots
+        return v % self._cap
 
     def _find(self, d8: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each digest: its slot if present (found=True, with the stored offset + 1), else the first
@@ -235,6 +291,8 @@ class OffsetMap:
         n = len(offsets)
         if n == 0:
             return 0
+        if speedups is not None:
+            return self._put_compiled(d8, offsets)
         h = self._split(d8)
         first, inverse = self._distinct(h)
         slot, found, old = self._find(d8.take(first, axis=0), h.take(first, axis=0))
@@ -260,6 +318,30 @@ class OffsetMap:
             self._insert(d8.take(rows, axis=0), h.take(rows, axis=0), value[~existing])
         return k
 
+    def _put_compiled(self, d8: np.ndarray, offsets: np.ndarray) -> int:
+        """put_until_full with the compiled core: key by key, the table grown whenever it must."""
+        assert speedups is not None
+        digests = np.ascontiguousarray(d8, dtype=np.uint8)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        done = 0
+        n = len(offsets)
+        while True:
+            track = self._track
+            k, self.size, probes, last = speedups.offset_map_put(
+                self._tab, digests[done:], offsets[done:], self.size, self._room(), track,
+                self._track_first, self._track_last,
+            )
+            self.probes += probes
+            if track is not None:
+                if last is None:
+                    self._track = None
+                else:
+                    self._track_last = last
+            done += k
+            if done == n or self.size >= self.max_entries:
+                return done
+            self._grow(self.size + 1)
+
     def _insert(self, d8: np.ndarray, h: np.ndarray, stored: np.ndarray) -> None:
         """Place digests known to be absent into empty slots (several may race for one slot).
 
@@ -270,6 +352,8 @@ class OffsetMap:
         m = len(h)
         if self.size + m > self.max_entries:
             raise OffsetMapFullError(f"{m} new keys do not fit: {self.size} of {self.max_entries} used")
+        if self.size + m > self._room():
+            self._grow(self.size + m)
         flat = self._tab.ravel()  # slot i's row is flat[3i : 3i + 3]
         claims = np.uint64(2**64 - 1) - np.arange(m, dtype=np.uint64)
         pending = np.arange(m)
