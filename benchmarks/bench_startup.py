@@ -8,6 +8,7 @@ the table shows the best and the median of --repeat runs.  The floor rows are th
 
     python benchmarks/bench_startup.py                 # best of 15, both launchers
     python benchmarks/bench_startup.py --repeat 30 --launchers module
+    python benchmarks/bench_startup.py --trees before=/tmp/base,after=.   # two source trees, one run
     python benchmarks/bench_startup.py --importtime dump-empty   # where one command's imports go
 
 Bytecode: by default the runs use a bytecode cache (PYTHONPYCACHEPREFIX in a temporary directory,
@@ -89,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="", help="comma-separated subset of the case names")
     ap.add_argument("--bytecode", choices=("cached", "none"), default="cached",
                     help="cached: .pyc files as an install has them (default); none: compile every run")
+    ap.add_argument("--trees", default="", metavar="NAME=DIR,...",
+                    help="kafkatool source trees to compare in one run, each put first on PYTHONPATH "
+                         "(e.g. before=/tmp/base,after=.); default: the environment's kafkatool")
     ap.add_argument("--importtime", metavar="CASE", help="print the -X importtime lines of CASE over 1 ms, and stop")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kafkatool-startup-") as tmp:
@@ -99,7 +103,15 @@ def main(argv: list[str] | None = None) -> int:
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         else:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
+        trees = {"": env}
+        if args.trees:
+            trees = {}
+            for item in args.trees.split(","):
+                name, _, path = item.partition("=")
+                pythonpath = os.pathsep.join(p for p in (str(Path(path).resolve()), env.get("PYTHONPATH")) if p)
+                trees[f"{name} "] = {**env, "PYTHONPATH": pythonpath}
         if args.importtime:
+            env = next(iter(trees.values()))
             argv = [sys.executable, "-X", "importtime", "-m", "kafkatool", *table[args.importtime]]
             subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp)  # warm-up
             p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp)
@@ -109,29 +121,30 @@ def main(argv: list[str] | None = None) -> int:
                     print(line)
             return 0
         wanted = [c for c in args.cases.split(",") if c] or list(table)
-        runs: dict[str, list[str]] = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "python -S -c pass": [sys.executable, "-S", "-c", "pass"],
+        runs: dict[str, tuple[list[str], dict[str, str]]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], env),
+            "python -S -c pass": ([sys.executable, "-S", "-c", "pass"], env),
         }
         for lname, prefix in launchers(args.launchers.split(",")).items():
             for name in wanted:
-                runs[f"{lname}: {name}"] = [*prefix, *table[name]]
+                for tree, tree_env in trees.items():
+                    runs[f"{tree}{lname}: {name}"] = ([*prefix, *table[name]], tree_env)
         times: dict[str, list[float]] = {k: [] for k in runs}
         cpus: dict[str, list[float]] = {k: [] for k in runs}
         codes: dict[str, set[int]] = {k: set() for k in runs}
-        for cmd in runs.values():  # warm-up: page cache, and the bytecode cache when there is one
-            once(cmd, env, tmp)
+        for cmd, run_env in runs.values():  # warm-up: page cache, and the bytecode cache when there is one
+            once(cmd, run_env, tmp)
         load = os.getloadavg()[0]
         for _ in range(args.repeat):
-            for key, cmd in runs.items():
-                wall, cpu, rc = once(cmd, env, tmp)
+            for key, (cmd, run_env) in runs.items():
+                wall, cpu, rc = once(cmd, run_env, tmp)
                 times[key].append(wall)
                 cpus[key].append(cpu)
                 codes[key].add(rc)
     print(f"best of {args.repeat}, bytecode {args.bytecode}, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
-    print(f"{'case':<34} {'best s':>7} {'median s':>9} {'cpu s':>7}  exit")
+    print(f"{'case':<40} {'best s':>7} {'median s':>9} {'cpu s':>7}  exit")
     for key, ts in times.items():
-        print(f"{key:<34} {min(ts):7.3f} {statistics.median(ts):9.3f} {min(cpus[key]):7.3f}  "
+        print(f"{key:<40} {min(ts):7.3f} {statistics.median(ts):9.3f} {min(cpus[key]):7.3f}  "
               f"{','.join(map(str, sorted(codes[key])))}")
     return 0
 
