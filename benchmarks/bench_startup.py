@@ -75,8 +75,9 @@ def once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, 
     working directory first on sys.path, which must not choose the kafkatool measured)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env,
-                       cwd=cwd)
+    p = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -88,12 +89,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=15, help="runs of each case (best and median reported)")
     ap.add_argument("--launchers", default="script,module", help="script, module or both")
     ap.add_argument("--cases", default="", help="comma-separated subset of the case names")
-    ap.add_argument("--bytecode", choices=("cached", "none"), default="cached",
-                    help="cached: .pyc files as an install has them (default); none: compile every run")
-    ap.add_argument("--trees", default="", metavar="NAME=DIR,...",
-                    help="kafkatool source trees to compare in one run, each put first on PYTHONPATH "
-                         "(e.g. before=/tmp/base,after=.); default: the environment's kafkatool")
-    ap.add_argument("--importtime", metavar="CASE", help="print the -X importtime lines of CASE over 1 ms, and stop")
+    ap.add_argument(
+        "--bytecode",
+        choices=("cached", "none"),
+        default="cached",
+        help="cached: .pyc files as an install has them (default); none: compile every run",
+    )
+    ap.add_argument(
+        "--trees",
+        default="",
+        metavar="NAME=DIR,...",
+        help="kafkatool source trees to compare in one run, each put first on PYTHONPATH "
+        "(e.g. before=/tmp/base,after=.); default: the environment's kafkatool",
+    )
+    ap.add_argument(
+        "--importtime", metavar="CASE", help="print the -X importtime lines of CASE over 1 ms, and stop"
+    )
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kafkatool-startup-") as tmp:
         table = cases(Path(tmp))
@@ -108,13 +119,19 @@ def main(argv: list[str] | None = None) -> int:
             trees = {}
             for item in args.trees.split(","):
                 name, _, path = item.partition("=")
-                pythonpath = os.pathsep.join(p for p in (str(Path(path).resolve()), env.get("PYTHONPATH")) if p)
+                pythonpath = os.pathsep.join(
+                    p for p in (str(Path(path).resolve()), env.get("PYTHONPATH")) if p
+                )
                 trees[f"{name} "] = {**env, "PYTHONPATH": pythonpath}
         if args.importtime:
             env = next(iter(trees.values()))
             argv = [sys.executable, "-X", "importtime", "-m", "kafkatool", *table[args.importtime]]
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp)  # warm-up
-            p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp)
+            subprocess.run(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp
+            )  # warm-up
+            p = subprocess.run(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp
+            )
             for line in p.stderr.splitlines():
                 parts = line.split("|")
                 if len(parts) == 3 and parts[1].strip().isdigit() and int(parts[1]) >= 1000:  # cumulative
@@ -141,11 +158,14 @@ def main(argv: list[str] | None = None) -> int:
                 times[key].append(wall)
                 cpus[key].append(cpu)
                 codes[key].add(rc)
-    print(f"best of {args.repeat}, bytecode {args.bytecode}, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
+    end_load = os.getloadavg()[0]
+    print(f"best of {args.repeat}, bytecode {args.bytecode}, load average {load:.2f} -> {end_load:.2f}")
     print(f"{'case':<40} {'best s':>7} {'median s':>9} {'cpu s':>7}  exit")
     for key, ts in times.items():
-        print(f"{key:<40} {min(ts):7.3f} {statistics.median(ts):9.3f} {min(cpus[key]):7.3f}  "
-              f"{','.join(map(str, sorted(codes[key])))}")
+        print(
+            f"{key:<40} {min(ts):7.3f} {statistics.median(ts):9.3f} {min(cpus[key]):7.3f}  "
+            f"{','.join(map(str, sorted(codes[key])))}"
+        )
     return 0
 
 

@@ -114,7 +114,9 @@ if RuntimeParam is not None:
                 return self._typers()._coerce_value(value, param=param, ctx=ctx)
             if self._is_path:  # typer's own checks (exists, readable, file/dir) and its messages
                 info = self.parameter_info
-                converted = [coerce_cli_path(c, info, path_type=Path, param=param, ctx=ctx) for c in converted]
+                converted = [
+                    coerce_cli_path(c, info, path_type=Path, param=param, ctx=ctx) for c in converted
+                ]
             return converted if items is not None else converted[0]
 
 

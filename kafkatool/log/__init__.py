@@ -14,7 +14,13 @@ from kafkatool.lazy import lazy_exports
 _HOMES = {
     **dict.fromkeys(("Codec", "compress", "decompress"), "codecs"),
     **dict.fromkeys(
-        ("CheckpointError", "CorruptIndexError", "CorruptRecordError", "CorruptSnapshotError", "LogFormatError"),
+        (
+            "CheckpointError",
+            "CorruptIndexError",
+            "CorruptRecordError",
+            "CorruptSnapshotError",
+            "LogFormatError",
+        ),
         "errors",
     ),
     "Record": "record",

@@ -27,7 +27,8 @@ from kafkatool.lazy import lazy_exports
 _HOMES = {
     **dict.fromkeys(("BufferUnderflow", "DecodeError", "ErrorText", "NewerThanKnown"), "_wire"),
     **dict.fromkeys(
-        ("MetadataRecord", "decode_metadata_record", "format_control_record", "format_metadata_record"), "metadata"
+        ("MetadataRecord", "decode_metadata_record", "format_control_record", "format_metadata_record"),
+        "metadata",
     ),
     **dict.fromkeys(
         (
