@@ -17,6 +17,7 @@ installed and typer converts as it always does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -91,6 +92,12 @@ if RuntimeParam is not None:
 
     class PlainRuntimeParam(RuntimeParam):  # type: ignore[misc,valid-type]
         """Converts plain values itself; anything else goes to typer's converter (built on demand)."""
+
+        _descriptor: Any
+        _convert: Callable[[Any], Any]
+        _is_list: bool
+        _is_path: bool
+        _typer: Any  # typer's own converter, once a value needed it
 
         def __init__(self, descriptor: Any, convert: Any, is_list: bool, is_path: bool) -> None:
             super().__init__(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
