@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
-from kafkatool.cluster.backend import ElectionInProgressError, ReassignmentInProgressError
-from kafkatool.cluster.connect import DEFAULT_TIMEOUT, ClusterError, ClusterInputError
+from kafkatool.cluster.connect import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from kafkatool.cluster.backend import Cluster
@@ -66,6 +65,9 @@ Timeout = Annotated[
 @contextmanager
 def cluster_errors(thing: str) -> Iterator[None]:
     """Report cluster errors as `kafkatool: <thing>: <reason>`: exit 3 (failure), 2 (input), 1 (busy)."""
+    from kafkatool.cluster.backend import ElectionInProgressError, ReassignmentInProgressError
+    from kafkatool.cluster.connect import ClusterError, ClusterInputError
+
     try:
         yield
     except (ReassignmentInProgressError, ElectionInProgressError) as exc:

@@ -8,7 +8,6 @@ import typer
 
 from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_USAGE, CliError
-from kafkatool.ops.dumplog import DumpOptions, dump_files
 
 HELP = """Dump segment, index, snapshot and checkpoint files, as Kafka's kafka-dump-log.sh does.
 
@@ -66,6 +65,8 @@ def dump_log(
         raise CliError("--jobs must be 0 (one per CPU) or a positive number")
     if max_bytes < 0 or max_message_size <= 0:
         raise CliError("--max-bytes and --max-message-size must be positive")
+    from kafkatool.ops.dumplog import DumpOptions, dump_files  # not for --help or the command list
+
     try:
         opts = DumpOptions(
             print_data_log=print_data_log,

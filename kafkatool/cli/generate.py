@@ -8,7 +8,6 @@ import typer
 
 from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import CliError
-from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_partition
 
 HELP = """Generate a log dir with one partition of test data (no cluster needed).
 
@@ -45,6 +44,8 @@ def generate(
     segment_bytes: int = typer.Option(1024 * 1024, "--segment-bytes", help="Roll segments at this size."),
     seed: int = typer.Option(42, "--seed", help="Seed of the data: the same seed writes the same bytes."),
 ) -> None:
+    from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_partition
+
     spec = GenerateSpec(
         topic=topic, partition=partition, records=records, batch_records=batch_records, magic=magic, codec=codec,
         key_space=key_space, value_bytes=value_bytes, tombstone_ratio=tombstones, transactional=transactional,

@@ -19,6 +19,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from kafkatool.cli import coercion
+
 JAVA_LONG_MIN = -(2**63)
 JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
@@ -112,6 +114,7 @@ def _checked(param: Any) -> None:
     """Wrap one parameter's processing with the checks (once)."""
     if getattr(param, "_kafkatool_checked", False):
         return
+    coercion.install(param)  # plain values converted without importing pydantic (cli/coercion.py)
     process = param.process_value
     text_check = TEXT_CHECKS.get(_option_name(param))
     value_check = VALUE_CHECKS.get(_option_name(param))
@@ -147,10 +150,27 @@ def _checked(param: Any) -> None:
     param._kafkatool_checked = True
 
 
+def _check_help_option(command: Any) -> None:
+    """The -h/--help option is made on first use, outside `params`: it gets the same treatment then."""
+    if getattr(command, "_kafkatool_help_checked", False) or not hasattr(command, "get_help_option"):
+        return
+    made = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        option = made(ctx)
+        if option is not None:
+            _checked(option)
+        return option
+
+    command.get_help_option = get_help_option
+    command._kafkatool_help_checked = True
+
+
 def check_command(command: Any) -> Any:
     """Apply the checks to every parameter of a command (and of its subcommands)."""
     if command is None:
         return None
+    _check_help_option(command)
     for param in command.params:
         _checked(param)
     for sub in getattr(command, "commands", {}).values():
@@ -162,6 +182,7 @@ class CheckedGroup(TyperGroup):
     """The app's group: its own options and every command it hands out go through the checks."""
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        _check_help_option(self)
         for param in self.params:
             _checked(param)
         return super().make_context(info_name, args, parent=parent, **extra)

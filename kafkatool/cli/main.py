@@ -43,8 +43,9 @@ def _import(name: str) -> None:
 
 
 def load_commands(argv: list[str] | None = None) -> None:
-    """Import the command modules: only the one being run when argv names it (fast start-up),
-    all of them for --help, completion and anything else."""
+    """Import the command modules: only the one being run when argv names it (fast start-up), none
+    when --version comes before any help option (it prints and exits before a command is looked
+    up), all of them for --help, completion and anything else."""
     if argv is not None:
         command = None
         skip = False
@@ -53,7 +54,11 @@ def load_commands(argv: list[str] | None = None) -> None:
                 skip = False
             elif a in ("--cluster", "--config-file", "--kafka-release"):
                 skip = True  # their value is not the command
-            elif not a.startswith("-"):
+            elif a == "--":
+                break  # what follows is positional: the command, whatever it looks like
+            elif a == "--version":
+                return
+            elif a in ("-h", "--help") or not a.startswith("-"):
                 command = a
                 break
         wanted = COMMANDS.get(command or "")

@@ -3,14 +3,11 @@ to commands that were given neither --bootstrap-server nor --zookeeper."""
 
 from __future__ import annotations
 
-import atexit
 import os
-import tempfile
 from pathlib import Path
 
 from kafkatool.cli.app import _state
 from kafkatool.cli.errors import EXIT_USAGE, CliError
-from kafkatool.config import ConfigError, resolve_cluster
 
 GLOBAL_OPTIONS = ("--cluster", "--config-file", "--kafka-release")
 
@@ -44,6 +41,9 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 
 def _properties_file(base: str | Path | None, props: dict[str, str]) -> str:
     """A temporary properties file: the profile's properties over those of `base` (removed at exit)."""
+    import atexit
+    import tempfile
+
     from kafkatool.cluster.connect import read_client_properties
 
     merged = dict(read_client_properties(base)) if base else {}
@@ -70,6 +70,8 @@ def with_profile(
     """
     if zookeeper or bootstrap_server:
         return zookeeper, bootstrap_server, command_config
+    from kafkatool.config import ConfigError, resolve_cluster  # tomllib: only when a profile may be needed
+
     try:
         profile = resolve_cluster(_state.get("cluster"), _state.get("config_file"))
     except ConfigError as exc:

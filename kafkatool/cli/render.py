@@ -6,7 +6,6 @@ here; only this module and the command modules write to stdout.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
@@ -62,6 +61,8 @@ def render_rows(
     rows = list(rows)
     cols = list(columns) if columns else list(dict.fromkeys(k for r in rows for k in r))
     if fmt == "csv":
+        import csv
+
         w = csv.writer(out, lineterminator="\n")
         w.writerow(cols)
         for r in rows:

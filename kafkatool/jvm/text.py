@@ -9,7 +9,6 @@ print keys, values and header keys through Java strings, so byte-exact output ne
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 REPL = "\ufffd"
 
@@ -151,6 +150,8 @@ def java_double(value: float) -> str:
 
 def _shortest_digits(value: float) -> tuple[str, int]:
     """Shortest round-trip digits of a positive finite double and the decimal point position."""
+    from decimal import Decimal  # only doubles in decoded payloads need it: not at every start-up
+
     _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
     digits = "".join(map(str, digit_tuple)).lstrip("0")
     stripped = digits.rstrip("0")

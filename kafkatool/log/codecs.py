@@ -8,7 +8,6 @@ wrong way (KAFKA-1493), gzip streams may be concatenated members.  Every decoder
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from enum import IntEnum
@@ -220,6 +219,8 @@ def compress(codec: int, data: bytes, magic: int = 2, level: int | None = None) 
     if codec == Codec.NONE:
         return data
     if codec == Codec.GZIP:
+        import gzip  # writing only (reading uses zlib): not at every start-up
+
         out = bytearray(gzip.compress(data, compresslevel=6 if level is None else level, mtime=0))
         out[9] = 0xFF  # OS byte "unknown", as the JVM's GZIPOutputStream writes it (byte-identical batches)
         return bytes(out)

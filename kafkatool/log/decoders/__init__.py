@@ -14,75 +14,55 @@ with `fatal`, `java_class` and `message`) instead of raising.  The structured `d
 raise `DecodeError`, a `ValueError`, on bytes Kafka would reject.  A record newer than the reproduced
 Kafka release knows is the one case with `newer` set: kafkatool's one-line reason, on the
 `NewerThanKnown` a decoder raises and on the `ErrorText` holding Kafka's text for the record.
+
+Importing the package costs nothing: each name is imported from its module on first use, so
+`--offsets-decoder` or an offsets replay never builds the KRaft metadata tables (and the reverse).
 """
 
-from kafkatool.log.decoders._wire import BufferUnderflow, DecodeError, ErrorText, NewerThanKnown
-from kafkatool.log.decoders.metadata import (
-    MetadataRecord,
-    decode_metadata_record,
-    format_control_record,
-    format_metadata_record,
-)
-from kafkatool.log.decoders.offsets import (
-    ConsumerAssignment,
-    ConsumerSubscription,
-    GroupMember,
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    UnknownKey,
-    decode_group_metadata_value,
-    decode_offset_commit_value,
-    decode_offsets_key,
-    format_offsets_record,
-)
-from kafkatool.log.decoders.remote_log_metadata import (
-    RemoteLogMetadata,
-    decode_remote_log_metadata,
-    format_remote_log_metadata_record,
-)
-from kafkatool.log.decoders.share_group_state import (
-    decode_share_group_state,
-    format_share_group_state_record,
-)
-from kafkatool.log.decoders.transactions import (
-    TransactionKey,
-    TransactionValue,
-    decode_transaction_key,
-    decode_transaction_value,
-    format_transaction_record,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BufferUnderflow",
-    "ConsumerAssignment",
-    "ConsumerSubscription",
-    "DecodeError",
-    "ErrorText",
-    "GroupMember",
-    "GroupMetadataKey",
-    "GroupMetadataValue",
-    "MetadataRecord",
-    "NewerThanKnown",
-    "OffsetCommitKey",
-    "OffsetCommitValue",
-    "RemoteLogMetadata",
-    "TransactionKey",
-    "TransactionValue",
-    "UnknownKey",
-    "decode_group_metadata_value",
-    "decode_metadata_record",
-    "decode_offset_commit_value",
-    "decode_offsets_key",
-    "decode_remote_log_metadata",
-    "decode_share_group_state",
-    "decode_transaction_key",
-    "decode_transaction_value",
-    "format_control_record",
-    "format_metadata_record",
-    "format_offsets_record",
-    "format_remote_log_metadata_record",
-    "format_share_group_state_record",
-    "format_transaction_record",
-]
+from kafkatool.lazy import lazy_exports
+
+# name -> the module that defines it
+_HOMES = {
+    **dict.fromkeys(("BufferUnderflow", "DecodeError", "ErrorText", "NewerThanKnown"), "_wire"),
+    **dict.fromkeys(
+        ("MetadataRecord", "decode_metadata_record", "format_control_record", "format_metadata_record"),
+        "metadata",
+    ),
+    **dict.fromkeys(
+        (
+            "ConsumerAssignment",
+            "ConsumerSubscription",
+            "GroupMember",
+            "GroupMetadataKey",
+            "GroupMetadataValue",
+            "OffsetCommitKey",
+            "OffsetCommitValue",
+            "UnknownKey",
+            "decode_group_metadata_value",
+            "decode_offset_commit_value",
+            "decode_offsets_key",
+            "format_offsets_record",
+        ),
+        "offsets",
+    ),
+    **dict.fromkeys(
+        ("RemoteLogMetadata", "decode_remote_log_metadata", "format_remote_log_metadata_record"),
+        "remote_log_metadata",
+    ),
+    **dict.fromkeys(("decode_share_group_state", "format_share_group_state_record"), "share_group_state"),
+    **dict.fromkeys(
+        (
+            "TransactionKey",
+            "TransactionValue",
+            "decode_transaction_key",
+            "decode_transaction_value",
+            "format_transaction_record",
+        ),
+        "transactions",
+    ),
+}
+
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
