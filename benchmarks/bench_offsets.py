@@ -201,6 +201,24 @@ def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
     return root
 
 
+def add_topic_logs(root: Path, groups: int, group_partitions: int) -> int:
+    """`topic-T-P` partition dirs next to `__consumer_offsets-0`, one small batch each ending at offset
+    2000 + P, so the report reads a log-end offset (and prints a lag) for every row.  Returns the count."""
+    ts = 1_700_000_000_000
+    made = 0
+    for t in range(min(groups, 50)):
+        for p in range(group_partitions):
+            pdir = root / f"topic-{t}-{p}"
+            made += 1
+            if pdir.is_dir():
+                continue
+            base = 1999 + p
+            writer = SegmentWriter(pdir, base, 4096)
+            writer.append(encode_v2_batch([Record(base, ts, b"k", b"v", (), -1, None, True)], base), base, ts, base)
+            writer.close()
+    return made
+
+
 def _replay_with(core: Any, root: Path) -> Any:
     """replay_log_dirs with the given core (the module's choice, or None for the pure-Python path)."""
     saved = offsets_log.speedups
