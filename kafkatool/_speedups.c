@@ -13,7 +13,7 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
- *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value)
+ *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value), offset_commits(...)
  *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
  *                          plain offset-commit batches, and the common key/value versions; anything
  *                          else is left to the Python decoders (None, or the run stops before it).
@@ -1148,14 +1148,11 @@ static PyObject *py_offset_commit_key(PyObject *self, PyObject *arg)
 }
 
 /* decode_offset_commit_value, versions 0-4:
- * (offset, metadata, commit timestamp, expire timestamp, leader epoch) or None */
-static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+ * (offset, metadata, commit timestamp, expire timestamp, leader epoch), or NULL (with no error: the
+ * Python decoder reads it) */
+static PyObject *commit_value(const unsigned char *d, Py_ssize_t n)
 {
-    Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
-        return NULL;
-    const unsigned char *d = b.buf;
-    Py_ssize_t n = b.len, pos = 2;
+    Py_ssize_t pos = 2;
     long long offset, commit_ts, expire_ts = -1;
     long epoch = -1;
     PyObject *meta = NULL, *out = NULL;
@@ -1207,6 +1204,15 @@ static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
     out = Py_BuildValue("(LOLLl)", offset, meta, commit_ts, expire_ts, epoch);
 done:
     Py_XDECREF(meta);
+    return out;
+}
+
+static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = commit_value(b.buf, b.len);
     PyBuffer_Release(&b);
     if (out == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
@@ -1653,6 +1659,62 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
     return Py_BuildValue("(nL)", pos, nrec);
 }
 
+/* offset_commits(loaded, pos, log_partition, cls, out) -> (pos, key, raw) or (pos, None, None)
+ *
+ * _PartitionReplay.result's loop over `loaded` ((group, topic, partition) -> (value, offset, batch
+ * base offset, producer id)) from the dict position `pos`: out[key] = cls(group, topic, partition,
+ * offset, metadata, commit timestamp, expire timestamp, leader epoch, log_partition, offset in the
+ * log, batch base offset, producer id) (`cls`: OffsetCommit, a 12-field named tuple) for each value
+ * the compiled decoder reads; it returns at the first one it does not (with the position after it,
+ * for the Python decoder) or at the end.  `loaded` must not change between calls. */
+static PyObject *py_offset_commits(PyObject *self, PyObject *args)
+{
+    PyObject *loaded, *cls, *out, *lp;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "O!nO!OO!", &PyDict_Type, &loaded, &pos, &PyLong_Type, &lp, &cls, &PyDict_Type, &out))
+        return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a tuple type");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    PyObject *k, *raw;
+    if (pos < 0)
+        pos = 0;
+    while (PyDict_Next(loaded, &pos, &k, &raw)) {
+        PyObject *fields = NULL;
+        if (PyTuple_CheckExact(k) && PyTuple_GET_SIZE(k) == 3 && PyTuple_CheckExact(raw) && PyTuple_GET_SIZE(raw) == 4
+            && PyBytes_CheckExact(PyTuple_GET_ITEM(raw, 0))) {
+            PyObject *value = PyTuple_GET_ITEM(raw, 0);
+            fields = commit_value((const unsigned char *)PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+        }
+        if (fields == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            return Py_BuildValue("(nOO)", pos, k, raw);
+        }
+        PyObject *c = tp->tp_alloc(tp, 12);
+        if (c == NULL) {
+            Py_DECREF(fields);
+            return NULL;
+        }
+        PyObject *items[12] = {PyTuple_GET_ITEM(k, 0), PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2),
+                               PyTuple_GET_ITEM(fields, 0), PyTuple_GET_ITEM(fields, 1), PyTuple_GET_ITEM(fields, 2),
+                               PyTuple_GET_ITEM(fields, 3), PyTuple_GET_ITEM(fields, 4), lp,
+                               PyTuple_GET_ITEM(raw, 1), PyTuple_GET_ITEM(raw, 2), PyTuple_GET_ITEM(raw, 3)};
+        for (int j = 0; j < 12; j++) {
+            Py_INCREF(items[j]);
+            PyTuple_SET_ITEM(c, j, items[j]);
+        }
+        Py_DECREF(fields);
+        int err = PyDict_SetItem(out, k, c);
+        Py_DECREF(c);
+        if (err < 0)
+            return NULL;
+    }
+    return Py_BuildValue("(nOO)", pos, Py_None, Py_None);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * MD5 of many key slices (kafkatool.ops.compact: the offset map stores keys' MD5 digests)
  * ------------------------------------------------------------------------------------------- */
@@ -1879,6 +1941,7 @@ static PyMethodDef methods[] = {
     {"walk_record_starts", py_walk_record_starts, METH_VARARGS, "The cleaner's walk from record length to record."},
     {"md5_slices", py_md5_slices, METH_VARARGS, "MD5 digests of many slices of one buffer, concatenated."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
+    {"offset_commits", py_offset_commits, METH_VARARGS, "_PartitionReplay.result's decoding of the latest commits."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -306,16 +306,20 @@ class _PartitionReplay:
     def result(self) -> OffsetsState:
         state = OffsetsState(records_read=self.records, partitions_read=[self.log_partition])
         offsets = state.offsets
-        decode = speedups.offset_commit_value if speedups is not None else None
-        lp = self.log_partition
-        for gtp, raw in self.loaded.items():
-            fields = decode(raw[0]) if decode is not None else None
-            if fields is not None:  # _commit's compiled case, inline: this runs once per key
-                offsets[gtp] = OffsetCommit(gtp[0], gtp[1], gtp[2], *fields, lp, raw[1], raw[2], raw[3])
-                continue
-            c = self._commit(gtp, raw)
-            if c is not None:
-                offsets[gtp] = c
+        if speedups is not None:  # the compiled decoder, in the dict's order, hands back what it does not read
+            pos = 0
+            while True:
+                pos, gtp, raw = speedups.offset_commits(self.loaded, pos, self.log_partition, OffsetCommit, offsets)
+                if gtp is None:
+                    break
+                c = self._commit(gtp, raw)
+                if c is not None:
+                    offsets[gtp] = c
+        else:
+            for gtp, raw in self.loaded.items():
+                c = self._commit(gtp, raw)
+                if c is not None:
+                    offsets[gtp] = c
         for group, value in self.groups.items():
             try:
                 state.groups[group] = decode_group_metadata_value(value)

@@ -34,7 +34,7 @@ from operator import attrgetter
 from typing import Any
 
 from kafkatool.jvm.hashing import topic_partition_hash
-from kafkatool.jvm.java_collections import capacity_for_copy, hash_order
+from kafkatool.jvm.java_collections import capacity_for_copy
 from kafkatool.jvm.scala_collections import ScalaHashTable
 
 TP = tuple[str, int]
@@ -103,16 +103,29 @@ def _i32(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def _tp_hash(tp: TP) -> int:
-    # cached: a report of every group orders each partition two or three times (HashSet, then Map)
     return topic_partition_hash(tp[0], tp[1])
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _tp_spread(tp: TP) -> int:
+    """`HashMap.hash` of a TopicPartition, unmasked (cached: a report orders every partition twice)."""
+    h = topic_partition_hash(tp[0], tp[1]) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def _tp_hash_order(uniq: list[TP], capacity: int) -> list[TP]:
+    """`jvm.java_collections.hash_order(uniq, _tp_hash, capacity)` for unique TopicPartitions: the same
+    stable sort by bucket, one cached key a partition (a report of every group orders each of them)."""
+    mask = capacity - 1
+    spread = _tp_spread
+    return sorted(uniq, key=lambda tp: spread(tp) & mask)
 
 
 def java_hashset_order(items: Sequence[TP]) -> list[TP]:
     """Iteration order of `new java.util.HashSet<>(items)` (items in insertion order, duplicates dropped)."""
     uniq = list(dict.fromkeys(items))
-    return hash_order(uniq, _tp_hash, capacity_for_copy(len(uniq)))
+    return _tp_hash_order(uniq, capacity_for_copy(len(uniq)))
 
 
 def scala_mutable_map_order(items: Sequence[TP]) -> list[TP]:
@@ -288,16 +301,22 @@ def describe_chunks(groups: list[tuple[str, str | None, list[PartitionLag] | Non
         if not show or rows is None:
             continue
         out: list[str] = []
-        wg = max([15] + [len(r.group) for r in rows])
-        wt = max([15] + [len(_s(r.topic)) for r in rows])
-        wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
-        wh = max([15] + [len(_s(r.host)) for r in rows])
+        # widths over the distinct values, and the member's columns formatted once per member: a
+        # report of every group writes a row per partition
+        wg = max([15] + [len(g) for g in {r.group for r in rows}])
+        wt = max([15] + [len(_s(t)) for t in {r.topic for r in rows}])
+        members = {(r.consumer_id, r.host, r.client_id) for r in rows}
+        wc = max([15] + [len(_s(m[0])) for m in members])
+        wh = max([15] + [len(_s(m[1])) for m in members])
         fmt = f"{{:<{wg}}} {{:<{wt}}} {{:<10}} {{:<15}} {{:<15}} {{:<15}} {{:<{wc}}} {{:<{wh}}} {{}}\n"
         out.append("\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                                      "CONSUMER-ID", "HOST", "CLIENT-ID"))
+        head = f"{{:<{wg}}} {{:<{wt}}} {{:<10}} {{:<15}} {{:<15}} {{:<15}} ".format
+        tails = {m: f"{_s(m[0]):<{wc}} {_s(m[1]):<{wh}} {_s(m[2])}\n" for m in members}
+        s = _s
         for r in rows:
-            out.append(fmt.format(r.group, _s(r.topic), _s(r.partition), _s(r.current_offset), _s(r.log_end_offset),
-                                  _s(r.lag), _s(r.consumer_id), _s(r.host), _s(r.client_id)))
+            out.append(head(r.group, s(r.topic), s(r.partition), s(r.current_offset), s(r.log_end_offset), s(r.lag))
+                       + tails[(r.consumer_id, r.host, r.client_id)])
         chunks.append(("out", "".join(out)))
     return chunks
 
@@ -975,7 +994,7 @@ def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None)
 
     uniq = list(dict.fromkeys(items))
     start = DEFAULT_CAPACITY if initial_capacity is None else table_size_for(max(initial_capacity, 1))
-    return hash_order(uniq, _tp_hash, grown_capacity(len(uniq), start))
+    return _tp_hash_order(uniq, grown_capacity(len(uniq), start))
 
 
 def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, str, int, int]]:
