@@ -1290,6 +1290,7 @@ static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int
  * the Python object) and its first bytes (no look back into the buffer for short keys). */
 #define RUN_INLINE 40
 #define RUN_RELEASE_EVERY (32 * 1024 * 1024)
+#define RUN_AHEAD 6
 enum { KIND_OTHER = 0, KIND_SKIP, KIND_GROUP, KIND_COMMIT };
 
 typedef struct {
@@ -1312,6 +1313,10 @@ typedef struct {
     Py_ssize_t mask;
     int32_t *order; /* owners in first-write order */
     Py_ssize_t n;
+    int32_t *succ;  /* the entry that followed each entry's key last time (-1: none yet), and the last */
+    int32_t last;   /* entry seen: keys come back in the same order round after round (each group
+                     * commits the same partitions again), so the walk guesses the next entry and
+                     * fetches the entries a few records ahead into the cache while it works */
     PyObject *by_value; /* k -> owner entry, for the commit keys of the run (created on first use) */
 } run_table;
 
@@ -1371,6 +1376,12 @@ static int run_grow(run_table *t)
         return -1;
     }
     t->order = order;
+    int32_t *succ = PyMem_Realloc(t->succ, sizeof(int32_t) * (size_t)cap);
+    if (succ == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->succ = succ;
     int32_t *index = PyMem_Malloc(sizeof(int32_t) * (size_t)cap * 2);
     if (index == NULL) {
         PyErr_NoMemory();
@@ -1390,6 +1401,24 @@ static int run_grow(run_table *t)
     return 0;
 }
 
+/* e is the entry of the record just read: remember it as the successor of the one before, and fetch
+ * the entries the next few records will likely need */
+static inline int32_t run_seen(run_table *t, int32_t e)
+{
+    if (t->last >= 0)
+        t->succ[t->last] = e;
+    t->last = e;
+    int32_t g = e;
+    for (int ahead = 0; ahead < RUN_AHEAD; ahead++) {
+        g = t->succ[g];
+        if (g < 0)
+            break;
+        __builtin_prefetch(&t->keys[g]);
+        __builtin_prefetch((const char *)&t->keys[g] + 64);
+    }
+    return e;
+}
+
 /* The index of the run's entry for the key bytes kp[0:klen]: found, or resolved through `keys`
  * (decoding and caching it there as _PartitionReplay._key would) and added.  -1 with an error set on
  * failure; the entry's kind is KIND_OTHER when the key is none the run replays (the Python path's). */
@@ -1397,11 +1426,14 @@ static int32_t run_key_of(run_table *t, const unsigned char *kp, Py_ssize_t klen
                           PyObject *skip)
 {
     uint64_t h = key_hash(kp, klen);
+    int32_t guess = t->last >= 0 ? t->succ[t->last] : -1;
+    if (guess >= 0 && run_same(&t->keys[guess], kp, klen, h))
+        return run_seen(t, guess);
     if (t->nkeys >= t->kcap && run_grow(t) < 0)
         return -1;
     Py_ssize_t i = run_slot(t, kp, klen, h);
     if (t->index[i] >= 0)
-        return t->index[i];
+        return run_seen(t, t->index[i]);
     if (klen > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "key too long");
         return -1;
@@ -1442,8 +1474,9 @@ static int32_t run_key_of(run_table *t, const unsigned char *kp, Py_ssize_t klen
     rk->k = k;
     rk->kp = kp;
     memcpy(rk->head, kp, (size_t)(klen < RUN_INLINE ? klen : RUN_INLINE));
+    t->succ[t->nkeys] = -1;
     t->index[i] = (int32_t)t->nkeys;
-    return (int32_t)t->nkeys++;
+    return run_seen(t, (int32_t)t->nkeys++);
 }
 
 /* Record a commit of the key entry e (an offset commit key) as its latest of the run. */
@@ -1483,6 +1516,7 @@ static void run_free(run_table *t)
     PyMem_Free(t->keys);
     PyMem_Free(t->index);
     PyMem_Free(t->order);
+    PyMem_Free(t->succ);
     Py_XDECREF(t->by_value);
 }
 
@@ -1545,7 +1579,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
         end = pos; /* nothing to do: the Python walk */
     const unsigned char *buf = b.buf;
     replay_rec *recs = NULL;
-    run_table table = {NULL, 0, 0, NULL, 0, NULL, 0, NULL};
+    run_table table = {NULL, 0, 0, NULL, 0, NULL, 0, NULL, -1, NULL};
     Py_ssize_t released = pos;
     Py_ssize_t cap = 0;
     long long nrec = 0;

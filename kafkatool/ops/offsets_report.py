@@ -219,7 +219,7 @@ def describe_rows(
     committed: dict[TP, int | None],
     log_end: dict[TP, int | None],
     release: Any = None,
-    metadata: dict[TP, str] | None = None,
+    commits: dict[TP, Any] | None = None,
 ) -> list[PartitionLag]:
     """`collectGroupsOffsets` of ConsumerGroupCommand: rows in the order Kafka prints them.
 
@@ -231,7 +231,7 @@ def describe_rows(
     Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
     `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
     (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
-    `metadata` (offline: the commits' metadata) fills the rows' `metadata`.
+    `commits` (offline: the replayed commits, with their `metadata`) fills the rows' `metadata`.
     """
     java = release is not None and release.at_least("4.0")
     rows: list[PartitionLag] = []
@@ -242,13 +242,14 @@ def describe_rows(
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
         by_partition = sorted(tps, key=lambda tp: tp[1])
         ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
-        meta = metadata.get if metadata is not None else None
+        commit = commits.get if commits is not None else None
         for tp in ordered:
             off = committed.get(tp)
             leo = log_end.get(tp)
             lag = None if off is None or off == -1 or leo is None else leo - off  # lag_of, inline: once a row
+            c = commit(tp) if commit is not None else None
             rows.append(PartitionLag(group, tp[0], tp[1], off, leo, lag, cid, host, client, None, None,
-                                     meta(tp) if meta is not None else None, state))
+                                     c.metadata if c is not None else None, state))
 
     for m in with_assignment:
         tps = java_hashset_order(list(m.assignment))
@@ -1211,17 +1212,16 @@ def _gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | Non
         for m in meta.members if meta else []:
             parts = list(m.assignment_decoded.partitions) if m.assignment_decoded else []
             members.append(_OfflineMember(m.member_id, m.client_id, m.client_host, m.group_instance_id,
-                                          [tp for tp in parts if keep(tp[0])]))
+                                          parts if topics is None else [tp for tp in parts if keep(tp[0])]))
         offs = by_group.get(g, {})
-        committed = {tp: offs[tp].offset for tp in sorted(offs) if keep(tp[0])}
+        committed = {tp: c.offset for tp, c in sorted(offs.items()) if topics is None or keep(tp[0])}
         leo = {tp: leo_of(tp) for tp in committed}
         for m in members:
             for tp in m.assignment:
                 if tp not in leo:
                     leo[tp] = leo_of(tp)
         st = state.group_state(g)
-        rows = describe_rows(g, st, members, committed, leo, release,
-                             metadata={tp: c.metadata for tp, c in offs.items()})
+        rows = describe_rows(g, st, members, committed, leo, release, commits=offs)
         out.append(GroupReport(g, "offline", st, rows, member_rows(g, members),
                                protocol=(meta.protocol or "") if meta else "", pending=pending_of.get(g, 0)))
     return out
