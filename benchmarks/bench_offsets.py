@@ -11,10 +11,14 @@ Modes (each the best of --repeat runs):
             --time-lag), stdout to /dev/null: process start + connect + describe.
   offline   replay of a generated `__consumer_offsets` partition of --size-mb MiB (default 1024;
             validate with 32-128 on a shared machine): MB/s (wall and CPU) and records/s of
-            `replay_log_dirs`, and the wall time of `kafkatool offsets --log-dir … --all-groups`, with
-            both cores in one run (the compiled one when built, and pure Python).  The distinct keys
-            (--groups x --group-partitions) set the working set: the replay is bound by memory
-            accesses to its key tables, so fewer keys run faster.
+            `replay_log_dirs`, and next to it the whole command `kafkatool offsets --log-dir …
+            --all-groups --quiet` as a subprocess (start-up, replay, report, rendering to /dev/null):
+            MB/s of wall and of CPU (user+sys) and its peak RSS, with both cores in one run (the
+            compiled one when built, and pure Python); --formats adds json/csv runs, --progress runs
+            without --quiet, --topic-logs puts a `topic-T-P` log next to `__consumer_offsets-0` for
+            every partition the groups commit (the report then reads each one's end offset).  The
+            distinct keys (--groups x --group-partitions) set the working set: the replay is bound by
+            memory accesses to its key tables, so fewer keys run faster.
 
 The offline log is cached in benchmarks/data/offsets-<size>mb/ (gitignored): --groups groups commit
 --group-partitions partitions each, 10 partitions per batch (one OffsetCommit request = one batch, as
@@ -24,6 +28,7 @@ is reached.
 
     python benchmarks/bench_offsets.py --modes online --partitions 10000
     python benchmarks/bench_offsets.py --modes offline --size-mb 32
+    python benchmarks/bench_offsets.py --modes offline --size-mb 128 --repeat 3 --formats text,json --topic-logs
     python benchmarks/bench_offsets.py --json > offsets.json
 """
 
@@ -229,9 +234,12 @@ def _replay_with(core: Any, root: Path) -> Any:
         offsets_log.speedups = saved
 
 
-def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int) -> list[Row]:
+def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int, formats: list[str] | None = None,
+                  progress: bool = False, topic_logs: bool = False) -> list[Row]:
     """Both cores in one run: the replay in-process (wall and CPU time: the machine is shared) and the
-    whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one)."""
+    whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one), run from
+    benchmarks/data so the working directory cannot shadow the package on PYTHONPATH."""
+    formats = formats or ["text"]
     t = time.perf_counter()
     root = offline_log(size_mb, groups, group_partitions)
     gen = time.perf_counter() - t
@@ -251,14 +259,45 @@ def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int)
                         rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU), "
                              f"{st.records_read / secs:,.0f} records/s, {len(st.offsets):,} keys "
                              f"(log generated in {gen:.1f} s)"))
-    cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups", "--quiet"]
+    if topic_logs:
+        root = with_topic_logs(root, groups, group_partitions)
+    runs = [(fmt, True) for fmt in formats] + ([(formats[0], False)] if progress else [])
     for name, env in ([("C", {})] if cores else []) + [("pure", {"KAFKATOOL_PURE_PYTHON": "1"})]:
-        def run(env: dict[str, str] = env) -> None:
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600,
-                           env={**os.environ, **env}, check=True)
-        secs, _ = best(repeat, run)
-        rows.append(Row("offline", f"cli-log-dir-{name}", secs, size, "bytes", rate=f"{size / secs / 1e6:,.1f} MB/s"))
+        for fmt, quiet in runs:
+            cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups",
+                   "--format", fmt] + (["--quiet"] if quiet else [])
+            path = os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+            full_env = {**os.environ, "PYTHONPATH": path, **env}  # this tree's package, not an installed one
+            best_run = min((run_measured(cmd, full_env) for _ in range(repeat)), key=lambda r: r[0])
+            secs, cpu, rss = best_run
+            what = f"whole-{name}-{fmt}" + ("" if quiet else "-progress")
+            rows.append(Row("offline", what, secs, size, "bytes",
+                            rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU, "
+                                 f"{cpu:.2f} CPU-s), peak RSS {rss / 1e6:,.0f} MB"))
     return rows
+
+
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds user+sys, peak RSS bytes) of one run of cmd, its output to /dev/null."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=DATA, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}")
+    return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def with_topic_logs(root: Path, groups: int, group_partitions: int) -> Path:
+    """A log dir holding the cached `__consumer_offsets-0` (linked) and the groups' topic logs."""
+    dst = root.with_name(root.name + "-topics")
+    dst.mkdir(exist_ok=True)
+    link = dst / "__consumer_offsets-0"
+    if not link.exists():
+        link.symlink_to(root / "__consumer_offsets-0")
+    add_topic_logs(dst, groups, group_partitions)
+    return dst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--group-partitions", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--formats", default="text", help="offline: --format of the whole-command runs (text,json,csv)")
+    ap.add_argument("--progress", action="store_true", help="offline: also a whole-command run without --quiet")
+    ap.add_argument("--topic-logs", action="store_true", help="offline: a topic log per committed partition")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -279,14 +321,15 @@ def main(argv: list[str] | None = None) -> int:
     if "cli" in modes:
         rows += bench_cli(args.partitions, args.brokers, args.repeat)
     if "offline" in modes:
-        rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat)
+        rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat,
+                              [f.strip() for f in args.formats.split(",") if f.strip()], args.progress, args.topic_logs)
     if args.json:
         print(json.dumps([asdict(r) | {"ok": r.ok} for r in rows], indent=2))
         return 0
     for r in rows:
         reqs = "; ".join(f"{api} " + ",".join(f"b{n}:{k}" for n, k in sorted(per.items())) for api, per in r.requests.items())
         ok = "" if r.ok is None else ("  [one per broker: ok]" if r.ok else "  [NOT batched]")
-        print(f"{r.mode:8} {r.what:17} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
+        print(f"{r.mode:8} {r.what:22} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
     return 0
 
 
