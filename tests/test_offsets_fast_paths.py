@@ -133,3 +133,40 @@ def test_log_end_offset_small_and_mapped_segments(tmp_path: Path, records: int, 
     w.close()
     assert (w.size > offsets_log._SMALL_SEGMENT) == (records == 300)
     assert log_end_offset(pdir) == base + 2 * records
+
+
+def test_rendered_rows_are_json_dumps_and_csv_cells() -> None:
+    """render_rows' shared encoder and csv cells against json.dumps and the cell rule written out here."""
+    import csv
+    import io
+    import json
+
+    from kafkatool.cli.render import render_rows
+
+    rows = [{"a": "x", "b": 1, "c": None, "d": True, "e": 1.5, "f": [1, "é"], "g": {"k": b"v"}, "h": "naïve,\"q\""},
+            {"a": "", "b": -(2**70), "c": False, "d": None, "e": float("inf"), "f": [], "g": {}, "h": "\n"}]
+    cols = list(rows[0])
+    out = io.StringIO()
+    render_rows(iter(rows), "json", cols, out=out)
+
+    def default(o: Any) -> Any:
+        return o.decode("utf-8", "replace") if isinstance(o, bytes) else str(o)
+
+    lines = [json.dumps(r, default=default, ensure_ascii=False, separators=(",", ":")) for r in rows]
+    assert out.getvalue() == "[\n" + ",\n".join(lines) + "\n]\n"
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, (list, dict)):
+            return json.dumps(v, default=default, ensure_ascii=False, separators=(",", ":"))
+        return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+    expect = io.StringIO()
+    w = csv.writer(expect, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([cell(r[c]) for c in cols])
+    out = io.StringIO()
+    render_rows(iter(rows), "csv", cols, out=out)
+    assert out.getvalue() == expect.getvalue()
