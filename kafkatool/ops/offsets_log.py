@@ -476,10 +476,13 @@ def _replay_log_dirs(
 
 
 def _merge(into: OffsetsState, st: OffsetsState) -> None:
-    for k, c in st.offsets.items():
-        old = into.offsets.get(k)
-        if old is None or c.commit_timestamp > old.commit_timestamp:
-            into.offsets[k] = c
+    if not into.offsets:  # the first partition's offsets are taken whole (the loop below, without its cost)
+        into.offsets = st.offsets
+    else:
+        for k, c in st.offsets.items():
+            old = into.offsets.get(k)
+            if old is None or c.commit_timestamp > old.commit_timestamp:
+                into.offsets[k] = c
     for g, meta in st.groups.items():
         into.groups.setdefault(g, meta)
     into.deleted_groups |= st.deleted_groups - set(into.groups)

@@ -1184,22 +1184,20 @@ def _gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | Non
     pending_of: dict[str, int] = {}
     for k in state.pending:
         pending_of[k[0]] = pending_of.get(k[0], 0) + 1
-    listed: list[tuple[Path, set[str]]] = []
+    present: dict[str, Path] = {}  # the directories of the log dirs, by name: the first log dir's wins
     for d in log_dirs:
         try:
-            listed.append((Path(d), {e.name for e in os.scandir(d) if e.is_dir()}))
+            for e in os.scandir(d):
+                if e.is_dir():
+                    present.setdefault(e.name, Path(d) / e.name)
         except OSError:
-            listed.append((Path(d), set()))
+            continue
     leo_cache: dict[TP, int | None] = {}
 
     def leo_of(tp: TP) -> int | None:
         if tp not in leo_cache:
-            leo_cache[tp] = None
-            name = f"{tp[0]}-{tp[1]}"
-            for d, names_in in listed:
-                if name in names_in:
-                    leo_cache[tp] = log_end_offset(d / name)
-                    break
+            pdir = present.get(f"{tp[0]}-{tp[1]}")
+            leo_cache[tp] = None if pdir is None else log_end_offset(pdir)
         return leo_cache[tp]
 
     out = []
