@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -235,7 +236,7 @@ def _replay_with(core: Any, root: Path) -> Any:
 
 
 def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int, formats: list[str] | None = None,
-                  progress: bool = False, topic_logs: bool = False) -> list[Row]:
+                  progress: bool = False, topic_logs: bool = False, pure: bool = True) -> list[Row]:
     """Both cores in one run: the replay in-process (wall and CPU time: the machine is shared) and the
     whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one), run from
     benchmarks/data so the working directory cannot shadow the package on PYTHONPATH."""
@@ -247,7 +248,25 @@ def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int,
     size = info["bytes"]
     rows = []
     cores = [("C", load_speedups())] if load_speedups() is not None else []
-    for name, core in cores + [("pure", None)]:
+    # the whole command first: a child's peak RSS counts the pages of this process at the fork, which
+    # is smallest before the in-process replays below
+    whole_root = with_topic_logs(root, groups, group_partitions) if topic_logs else root
+    floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    variants = [(fmt, True) for fmt in formats] + ([(formats[0], False)] if progress else [])
+    whole = []
+    for name, env in ([("C", {})] if cores else []) + ([("pure", {"KAFKATOOL_PURE_PYTHON": "1"})] if pure else []):
+        for fmt, quiet in variants:
+            cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(whole_root), "--all-groups",
+                   "--format", fmt] + (["--quiet"] if quiet else [])
+            path = os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+            full_env = {**os.environ, "PYTHONPATH": path, **env}  # this tree's package, not an installed one
+            best_run = min((run_measured(cmd, full_env) for _ in range(repeat)), key=lambda r: r[0])
+            secs, cpu, rss = best_run
+            what = f"whole-{name}-{fmt}" + ("" if quiet else "-progress")
+            whole.append(Row("offline", what, secs, size, "bytes",
+                             rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU, "
+                                  f"{cpu:.2f} CPU-s), peak RSS {rss / 1e6:,.0f} MB (floor {floor / 1e6:,.0f})"))
+    for name, core in cores + ([("pure", None)] if pure else []):
         runs = []
         for _ in range(repeat):
             t, c = time.perf_counter(), time.process_time()
@@ -259,22 +278,7 @@ def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int,
                         rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU), "
                              f"{st.records_read / secs:,.0f} records/s, {len(st.offsets):,} keys "
                              f"(log generated in {gen:.1f} s)"))
-    if topic_logs:
-        root = with_topic_logs(root, groups, group_partitions)
-    runs = [(fmt, True) for fmt in formats] + ([(formats[0], False)] if progress else [])
-    for name, env in ([("C", {})] if cores else []) + [("pure", {"KAFKATOOL_PURE_PYTHON": "1"})]:
-        for fmt, quiet in runs:
-            cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups",
-                   "--format", fmt] + (["--quiet"] if quiet else [])
-            path = os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
-            full_env = {**os.environ, "PYTHONPATH": path, **env}  # this tree's package, not an installed one
-            best_run = min((run_measured(cmd, full_env) for _ in range(repeat)), key=lambda r: r[0])
-            secs, cpu, rss = best_run
-            what = f"whole-{name}-{fmt}" + ("" if quiet else "-progress")
-            rows.append(Row("offline", what, secs, size, "bytes",
-                            rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU, "
-                                 f"{cpu:.2f} CPU-s), peak RSS {rss / 1e6:,.0f} MB"))
-    return rows
+    return rows + whole
 
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
@@ -312,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--formats", default="text", help="offline: --format of the whole-command runs (text,json,csv)")
     ap.add_argument("--progress", action="store_true", help="offline: also a whole-command run without --quiet")
     ap.add_argument("--topic-logs", action="store_true", help="offline: a topic log per committed partition")
+    ap.add_argument("--no-pure", action="store_true", help="offline: the compiled core only (large logs)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -322,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_cli(args.partitions, args.brokers, args.repeat)
     if "offline" in modes:
         rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat,
-                              [f.strip() for f in args.formats.split(",") if f.strip()], args.progress, args.topic_logs)
+                              [f.strip() for f in args.formats.split(",") if f.strip()], args.progress, args.topic_logs,
+                              not args.no_pure)
     if args.json:
         print(json.dumps([asdict(r) | {"ok": r.ok} for r in rows], indent=2))
         return 0
