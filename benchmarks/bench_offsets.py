@@ -182,7 +182,7 @@ def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
         template.append((encode_v2_batch([Record(offset, ts, key, value, (), -1, None, True)], offset), 1))
         offset += 1
         for start in range(0, group_partitions, 10):
-            recs = []
+            recs: list[Record] = []
             for p in range(start, min(start + 10, group_partitions)):
                 k = struct.pack(">h", 1) + _s(group) + _s(f"topic-{g % 50}") + struct.pack(">i", p)
                 v = struct.pack(">hqi", 3, 1000 + p, -1) + _s("") + struct.pack(">q", ts)
