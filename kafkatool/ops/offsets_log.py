@@ -359,7 +359,7 @@ def replay_partition_dir(
             buf = mf.buf
             end = len(buf)
             pos = 0
-            scan = BatchScan(buf, pos, end)
+            scan = BatchScan(buf, pos, end, mf.release)  # resident memory flat in the segment size
             batches = iter(scan)
             while True:
                 if fast is not None:
@@ -368,7 +368,7 @@ def replay_partition_dir(
                     rp.records += n
                     if run_end != pos:  # the Python walk resumes where the compiled run stopped
                         pos = run_end
-                        scan = BatchScan(buf, pos, end)
+                        scan = BatchScan(buf, pos, end, mf.release)  # resident memory flat in the segment size
                         batches = iter(scan)
                 batch = next(batches, None)
                 if batch is None:
