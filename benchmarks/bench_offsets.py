@@ -11,10 +11,14 @@ Modes (each the best of --repeat runs):
             --time-lag), stdout to /dev/null: process start + connect + describe.
   offline   replay of a generated `__consumer_offsets` partition of --size-mb MiB (default 1024;
             validate with 32-128 on a shared machine): MB/s (wall and CPU) and records/s of
-            `replay_log_dirs`, and the wall time of `kafkatool offsets --log-dir … --all-groups`, with
-            both cores in one run (the compiled one when built, and pure Python).  The distinct keys
-            (--groups x --group-partitions) set the working set: the replay is bound by memory
-            accesses to its key tables, so fewer keys run faster.
+            `replay_log_dirs`, and next to it the whole command `kafkatool offsets --log-dir …
+            --all-groups --quiet` as a subprocess (start-up, replay, report, rendering to /dev/null):
+            MB/s of wall and of CPU (user+sys) and its peak RSS, with both cores in one run (the
+            compiled one when built, and pure Python); --formats adds json/csv runs, --progress runs
+            without --quiet, --topic-logs puts a `topic-T-P` log next to `__consumer_offsets-0` for
+            every partition the groups commit (the report then reads each one's end offset).  The
+            distinct keys (--groups x --group-partitions) set the working set: the replay is bound by
+            memory accesses to its key tables, so fewer keys run faster.
 
 The offline log is cached in benchmarks/data/offsets-<size>mb/ (gitignored): --groups groups commit
 --group-partitions partitions each, 10 partitions per batch (one OffsetCommit request = one batch, as
@@ -24,6 +28,7 @@ is reached.
 
     python benchmarks/bench_offsets.py --modes online --partitions 10000
     python benchmarks/bench_offsets.py --modes offline --size-mb 32
+    python benchmarks/bench_offsets.py --modes offline --size-mb 128 --repeat 3 --formats text,json --topic-logs
     python benchmarks/bench_offsets.py --json > offsets.json
 """
 
@@ -32,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -176,7 +182,7 @@ def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
         template.append((encode_v2_batch([Record(offset, ts, key, value, (), -1, None, True)], offset), 1))
         offset += 1
         for start in range(0, group_partitions, 10):
-            recs = []
+            recs: list[Record] = []
             for p in range(start, min(start + 10, group_partitions)):
                 k = struct.pack(">h", 1) + _s(group) + _s(f"topic-{g % 50}") + struct.pack(">i", p)
                 v = struct.pack(">hqi", 3, 1000 + p, -1) + _s("") + struct.pack(">q", ts)
@@ -201,6 +207,24 @@ def offline_log(size_mb: int, groups: int, group_partitions: int) -> Path:
     return root
 
 
+def add_topic_logs(root: Path, groups: int, group_partitions: int) -> int:
+    """`topic-T-P` partition dirs next to `__consumer_offsets-0`, one small batch each ending at offset
+    2000 + P, so the report reads a log-end offset (and prints a lag) for every row.  Returns the count."""
+    ts = 1_700_000_000_000
+    made = 0
+    for t in range(min(groups, 50)):
+        for p in range(group_partitions):
+            pdir = root / f"topic-{t}-{p}"
+            made += 1
+            if pdir.is_dir():
+                continue
+            base = 1999 + p
+            writer = SegmentWriter(pdir, base, 4096)
+            writer.append(encode_v2_batch([Record(base, ts, b"k", b"v", (), -1, None, True)], base), base, ts, base)
+            writer.close()
+    return made
+
+
 def _replay_with(core: Any, root: Path) -> Any:
     """replay_log_dirs with the given core (the module's choice, or None for the pure-Python path)."""
     saved = offsets_log.speedups
@@ -211,9 +235,12 @@ def _replay_with(core: Any, root: Path) -> Any:
         offsets_log.speedups = saved
 
 
-def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int) -> list[Row]:
+def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int, formats: list[str] | None = None,
+                  progress: bool = False, topic_logs: bool = False, pure: bool = True) -> list[Row]:
     """Both cores in one run: the replay in-process (wall and CPU time: the machine is shared) and the
-    whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one)."""
+    whole command as a subprocess (KAFKATOOL_PURE_PYTHON=1 for the pure-Python one), run from
+    benchmarks/data so the working directory cannot shadow the package on PYTHONPATH."""
+    formats = formats or ["text"]
     t = time.perf_counter()
     root = offline_log(size_mb, groups, group_partitions)
     gen = time.perf_counter() - t
@@ -221,7 +248,25 @@ def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int)
     size = info["bytes"]
     rows = []
     cores = [("C", load_speedups())] if load_speedups() is not None else []
-    for name, core in cores + [("pure", None)]:
+    # the whole command first: a child's peak RSS counts the pages of this process at the fork, which
+    # is smallest before the in-process replays below
+    whole_root = with_topic_logs(root, groups, group_partitions) if topic_logs else root
+    floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    variants = [(fmt, True) for fmt in formats] + ([(formats[0], False)] if progress else [])
+    whole = []
+    for name, env in ([("C", {})] if cores else []) + ([("pure", {"KAFKATOOL_PURE_PYTHON": "1"})] if pure else []):
+        for fmt, quiet in variants:
+            cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(whole_root), "--all-groups",
+                   "--format", fmt] + (["--quiet"] if quiet else [])
+            path = os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+            full_env = {**os.environ, "PYTHONPATH": path, **env}  # this tree's package, not an installed one
+            best_run = min((run_measured(cmd, full_env) for _ in range(repeat)), key=lambda r: r[0])
+            secs, cpu, rss = best_run
+            what = f"whole-{name}-{fmt}" + ("" if quiet else "-progress")
+            whole.append(Row("offline", what, secs, size, "bytes",
+                             rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU, "
+                                  f"{cpu:.2f} CPU-s), peak RSS {rss / 1e6:,.0f} MB (floor {floor / 1e6:,.0f})"))
+    for name, core in cores + ([("pure", None)] if pure else []):
         runs = []
         for _ in range(repeat):
             t, c = time.perf_counter(), time.process_time()
@@ -233,14 +278,30 @@ def bench_offline(size_mb: int, groups: int, group_partitions: int, repeat: int)
                         rate=f"{size / secs / 1e6:,.1f} MB/s ({size / cpu / 1e6:,.1f} MB/s of CPU), "
                              f"{st.records_read / secs:,.0f} records/s, {len(st.offsets):,} keys "
                              f"(log generated in {gen:.1f} s)"))
-    cmd = [sys.executable, "-m", "kafkatool", "offsets", "--log-dir", str(root), "--all-groups", "--quiet"]
-    for name, env in ([("C", {})] if cores else []) + [("pure", {"KAFKATOOL_PURE_PYTHON": "1"})]:
-        def run(env: dict[str, str] = env) -> None:
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600,
-                           env={**os.environ, **env}, check=True)
-        secs, _ = best(repeat, run)
-        rows.append(Row("offline", f"cli-log-dir-{name}", secs, size, "bytes", rate=f"{size / secs / 1e6:,.1f} MB/s"))
-    return rows
+    return rows + whole
+
+
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds user+sys, peak RSS bytes) of one run of cmd, its output to /dev/null."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=DATA, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}")
+    return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def with_topic_logs(root: Path, groups: int, group_partitions: int) -> Path:
+    """A log dir holding the cached `__consumer_offsets-0` (linked) and the groups' topic logs."""
+    dst = root.with_name(root.name + "-topics")
+    dst.mkdir(exist_ok=True)
+    link = dst / "__consumer_offsets-0"
+    if not link.exists():
+        link.symlink_to(root / "__consumer_offsets-0")
+    add_topic_logs(dst, groups, group_partitions)
+    return dst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--group-partitions", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--formats", default="text", help="offline: --format of the whole-command runs (text,json,csv)")
+    ap.add_argument("--progress", action="store_true", help="offline: also a whole-command run without --quiet")
+    ap.add_argument("--topic-logs", action="store_true", help="offline: a topic log per committed partition")
+    ap.add_argument("--no-pure", action="store_true", help="offline: the compiled core only (large logs)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -261,14 +326,16 @@ def main(argv: list[str] | None = None) -> int:
     if "cli" in modes:
         rows += bench_cli(args.partitions, args.brokers, args.repeat)
     if "offline" in modes:
-        rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat)
+        rows += bench_offline(args.size_mb, args.groups, args.group_partitions, args.repeat,
+                              [f.strip() for f in args.formats.split(",") if f.strip()], args.progress, args.topic_logs,
+                              not args.no_pure)
     if args.json:
         print(json.dumps([asdict(r) | {"ok": r.ok} for r in rows], indent=2))
         return 0
     for r in rows:
         reqs = "; ".join(f"{api} " + ",".join(f"b{n}:{k}" for n, k in sorted(per.items())) for api, per in r.requests.items())
         ok = "" if r.ok is None else ("  [one per broker: ok]" if r.ok else "  [NOT batched]")
-        print(f"{r.mode:8} {r.what:17} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
+        print(f"{r.mode:8} {r.what:22} {r.seconds:8.2f} s  {r.size:>13,} {r.unit:10} {r.rate}{('  ' + reqs) if reqs else ''}{ok}")
     return 0
 
 

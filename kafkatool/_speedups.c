@@ -13,7 +13,7 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
- *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value)
+ *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value), offset_commits(...)
  *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
  *                          plain offset-commit batches, and the common key/value versions; anything
  *                          else is left to the Python decoders (None, or the run stops before it).
@@ -1148,14 +1148,11 @@ static PyObject *py_offset_commit_key(PyObject *self, PyObject *arg)
 }
 
 /* decode_offset_commit_value, versions 0-4:
- * (offset, metadata, commit timestamp, expire timestamp, leader epoch) or None */
-static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+ * (offset, metadata, commit timestamp, expire timestamp, leader epoch), or NULL (with no error: the
+ * Python decoder reads it) */
+static PyObject *commit_value(const unsigned char *d, Py_ssize_t n)
 {
-    Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
-        return NULL;
-    const unsigned char *d = b.buf;
-    Py_ssize_t n = b.len, pos = 2;
+    Py_ssize_t pos = 2;
     long long offset, commit_ts, expire_ts = -1;
     long epoch = -1;
     PyObject *meta = NULL, *out = NULL;
@@ -1207,6 +1204,15 @@ static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
     out = Py_BuildValue("(LOLLl)", offset, meta, commit_ts, expire_ts, epoch);
 done:
     Py_XDECREF(meta);
+    return out;
+}
+
+static PyObject *py_offset_commit_value(PyObject *self, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = commit_value(b.buf, b.len);
     PyBuffer_Release(&b);
     if (out == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
@@ -1235,7 +1241,8 @@ static inline int rvarint(const unsigned char *d, Py_ssize_t n, Py_ssize_t *pos,
 typedef struct {
     Py_ssize_t key, klen, value, vlen; /* positions in the buffer; klen/vlen -1 for null */
     int64_t offset;
-    PyObject *k; /* borrowed from the key cache */
+    int32_t rk; /* the index of the run's entry for the key (entries move as the table grows) */
+    int8_t kind;
 } replay_rec;
 
 /* The records of the plain v2 batch at d[0:n], or -1 where the Python decoder must read them. */
@@ -1273,44 +1280,108 @@ static Py_ssize_t parse_replay_records(const unsigned char *d, Py_ssize_t n, int
     return pos == n ? 0 : -1;
 }
 
-/* The latest commit per key within one run, in first-write order: loaded[k] is set once per key when
- * the run ends, so a key written a thousand times costs no Python object until then. */
+/* The keys of one run, by their bytes: each distinct key's bytes are hashed here and looked up in the
+ * Python key cache (`keys`) once a run, not once a record.  An offset commit key's entry also holds its
+ * latest commit of the run (`loaded[k]` is set once per key when the run ends, so a key written a
+ * thousand times costs no Python object until then), in first-write order.  Two byte strings can name
+ * the same (group, topic, partition) (key versions 0 and 1): the second's entry points at the first's
+ * (`owner`), found by value.  The replay is bound by memory accesses to this table, so a record touches
+ * one slot of the index and one entry, which holds what the record needs: the key's kind (no look at
+ * the Python object) and its first bytes (no look back into the buffer for short keys). */
+#define RUN_INLINE 40
+#define RUN_RELEASE_EVERY (32 * 1024 * 1024)
+#define RUN_AHEAD 6
+enum { KIND_OTHER = 0, KIND_SKIP, KIND_GROUP, KIND_COMMIT };
+
 typedef struct {
-    PyObject *k; /* borrowed from the key cache, which only grows during a run */
+    uint64_t h;
+    int32_t klen;
+    int8_t kind;
+    int32_t owner;  /* the entry holding the latest commit of this key's (group, topic, partition), or -1 */
+    int32_t vlen;   /* the latest commit (owner == self): value, offset, batch base offset, producer id */
     const unsigned char *value;
-    Py_ssize_t vlen;
     int64_t offset, base, pid;
-} latest_entry;
+    PyObject *k;             /* borrowed: what `keys` maps these bytes to (it only grows during a run) */
+    const unsigned char *kp; /* the key's bytes in the caller's buffer (past RUN_INLINE) */
+    unsigned char head[RUN_INLINE];
+} run_key;
 
 typedef struct {
-    latest_entry *ent;
-    Py_ssize_t n, cap;
-    int32_t *index; /* open addressing over ent, -1 empty; size a power of two >= 2 * cap */
+    run_key *keys;
+    Py_ssize_t nkeys, kcap;
+    int32_t *index; /* open addressing over keys, -1 empty; size a power of two >= 2 * kcap */
     Py_ssize_t mask;
-} latest_table;
+    int32_t *order; /* owners in first-write order */
+    Py_ssize_t n;
+    int32_t *succ;  /* the entry that followed each entry's key last time (-1: none yet), and the last */
+    int32_t last;   /* entry seen: keys come back in the same order round after round (each group
+                     * commits the same partitions again), so the walk guesses the next entry and
+                     * fetches the entries a few records ahead into the cache while it works */
+    PyObject *by_value; /* k -> owner entry, for the commit keys of the run (created on first use) */
+} run_table;
 
-static inline Py_ssize_t latest_slot(const latest_table *t, PyObject *k)
+static inline uint64_t key_hash(const unsigned char *p, Py_ssize_t n)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)k >> 4) * 0x9E3779B97F4A7C15ull;
-    Py_ssize_t i = (Py_ssize_t)(h >> 20) & t->mask;
-    while (t->index[i] >= 0 && t->ent[t->index[i]].k != k)
-        i = (i + 1) & t->mask;
-    return i;
+    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 32);
 }
 
-static int latest_grow(latest_table *t)
+static inline int run_same(const run_key *rk, const unsigned char *kp, Py_ssize_t klen, uint64_t h)
 {
-    Py_ssize_t cap = t->cap ? t->cap * 2 : 1024;
+    if (rk->h != h || rk->klen != klen)
+        return 0;
+    Py_ssize_t head = klen < RUN_INLINE ? klen : RUN_INLINE;
+    return memcmp(rk->head, kp, (size_t)head) == 0
+           && (klen <= RUN_INLINE || memcmp(rk->kp + RUN_INLINE, kp + RUN_INLINE, (size_t)(klen - RUN_INLINE)) == 0);
+}
+
+static inline Py_ssize_t run_slot(const run_table *t, const unsigned char *kp, Py_ssize_t klen, uint64_t h)
+{
+    Py_ssize_t i = (Py_ssize_t)h & t->mask;
+    for (;;) {
+        int32_t e = t->index[i];
+        if (e < 0 || run_same(&t->keys[e], kp, klen, h))
+            return i;
+        i = (i + 1) & t->mask;
+    }
+}
+
+static int run_grow(run_table *t)
+{
+    Py_ssize_t cap = t->kcap ? t->kcap * 2 : 1024;
     if (cap > INT32_MAX / 4) {
         PyErr_NoMemory();
         return -1;
     }
-    latest_entry *ent = PyMem_Realloc(t->ent, sizeof(latest_entry) * (size_t)cap);
-    if (ent == NULL) {
+    run_key *keys = PyMem_Realloc(t->keys, sizeof(run_key) * (size_t)cap);
+    if (keys == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    t->ent = ent;
+    t->keys = keys;
+    int32_t *order = PyMem_Realloc(t->order, sizeof(int32_t) * (size_t)cap);
+    if (order == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->order = order;
+    int32_t *succ = PyMem_Realloc(t->succ, sizeof(int32_t) * (size_t)cap);
+    if (succ == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->succ = succ;
     int32_t *index = PyMem_Malloc(sizeof(int32_t) * (size_t)cap * 2);
     if (index == NULL) {
         PyErr_NoMemory();
@@ -1318,41 +1389,142 @@ static int latest_grow(latest_table *t)
     }
     PyMem_Free(t->index);
     t->index = index;
-    t->cap = cap;
+    t->kcap = cap;
     t->mask = cap * 2 - 1;
     memset(index, 0xFF, sizeof(int32_t) * (size_t)cap * 2);
-    for (Py_ssize_t e = 0; e < t->n; e++)
-        index[latest_slot(t, t->ent[e].k)] = (int32_t)e;
+    for (Py_ssize_t e = 0; e < t->nkeys; e++) {
+        Py_ssize_t i = (Py_ssize_t)t->keys[e].h & t->mask;
+        while (index[i] >= 0)
+            i = (i + 1) & t->mask;
+        index[i] = (int32_t)e;
+    }
     return 0;
 }
 
-static int latest_put(latest_table *t, PyObject *k, const unsigned char *value, Py_ssize_t vlen, int64_t offset,
-                      int64_t base, int64_t pid)
+/* e is the entry of the record just read: remember it as the successor of the one before, and fetch
+ * the entries the next few records will likely need */
+static inline int32_t run_seen(run_table *t, int32_t e)
 {
-    if (t->n >= t->cap && latest_grow(t) < 0)
-        return -1;
-    Py_ssize_t i = latest_slot(t, k);
-    latest_entry *e;
-    if (t->index[i] >= 0) {
-        e = &t->ent[t->index[i]];
-    } else {
-        t->index[i] = (int32_t)t->n;
-        e = &t->ent[t->n++];
-        e->k = k;
+    if (t->last >= 0)
+        t->succ[t->last] = e;
+    t->last = e;
+    int32_t g = e;
+    for (int ahead = 0; ahead < RUN_AHEAD; ahead++) {
+        g = t->succ[g];
+        if (g < 0)
+            break;
+        __builtin_prefetch(&t->keys[g]);
+        __builtin_prefetch((const char *)&t->keys[g] + 64);
     }
-    e->value = value;
-    e->vlen = vlen;
-    e->offset = offset;
-    e->base = base;
-    e->pid = pid;
+    return e;
+}
+
+/* The index of the run's entry for the key bytes kp[0:klen]: found, or resolved through `keys`
+ * (decoding and caching it there as _PartitionReplay._key would) and added.  -1 with an error set on
+ * failure; the entry's kind is KIND_OTHER when the key is none the run replays (the Python path's). */
+static int32_t run_key_of(run_table *t, const unsigned char *kp, Py_ssize_t klen, PyObject *keys, PyObject *wanted,
+                          PyObject *skip)
+{
+    uint64_t h = key_hash(kp, klen);
+    int32_t guess = t->last >= 0 ? t->succ[t->last] : -1;
+    if (guess >= 0 && run_same(&t->keys[guess], kp, klen, h))
+        return run_seen(t, guess);
+    if (t->nkeys >= t->kcap && run_grow(t) < 0)
+        return -1;
+    Py_ssize_t i = run_slot(t, kp, klen, h);
+    if (t->index[i] >= 0)
+        return run_seen(t, t->index[i]);
+    if (klen > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "key too long");
+        return -1;
+    }
+    PyObject *kb = PyBytes_FromStringAndSize((const char *)kp, klen);
+    if (kb == NULL)
+        return -1;
+    PyObject *k = PyDict_GetItemWithError(keys, kb);
+    int failed = 0;
+    if (k == NULL && !PyErr_Occurred()) {
+        PyObject *dec = commit_key(kp, klen);
+        if (dec != NULL) {
+            int want = 1;
+            if (wanted != Py_None)
+                want = PySet_Contains(wanted, PyTuple_CheckExact(dec) ? PyTuple_GET_ITEM(dec, 0) : dec);
+            if (want < 0 || PyDict_SetItem(keys, kb, want ? dec : skip) < 0)
+                failed = 1;
+            else
+                k = PyDict_GetItemWithError(keys, kb);
+            Py_DECREF(dec);
+        } else if (PyErr_Occurred()) {
+            failed = 1;
+        }
+    } else if (k == NULL) {
+        failed = 1;
+    }
+    Py_DECREF(kb);
+    if (failed || (k == NULL && PyErr_Occurred()))
+        return -1;
+    run_key *rk = &t->keys[t->nkeys];
+    rk->h = h;
+    rk->klen = (int32_t)klen;
+    rk->kind = k == NULL ? KIND_OTHER
+               : k == skip ? KIND_SKIP
+               : PyUnicode_CheckExact(k) ? KIND_GROUP
+               : PyTuple_CheckExact(k) ? KIND_COMMIT : KIND_OTHER;
+    rk->owner = -1;
+    rk->k = k;
+    rk->kp = kp;
+    memcpy(rk->head, kp, (size_t)(klen < RUN_INLINE ? klen : RUN_INLINE));
+    t->succ[t->nkeys] = -1;
+    t->index[i] = (int32_t)t->nkeys;
+    return run_seen(t, (int32_t)t->nkeys++);
+}
+
+/* Record a commit of the key entry e (an offset commit key) as its latest of the run. */
+static int run_put(run_table *t, int32_t e, const unsigned char *value, Py_ssize_t vlen, int64_t offset,
+                   int64_t base, int64_t pid)
+{
+    run_key *rk = &t->keys[e];
+    if (rk->owner < 0) { /* the key's first commit in this run: whose entry keeps its latest? */
+        if (t->by_value == NULL && (t->by_value = PyDict_New()) == NULL)
+            return -1;
+        PyObject *known = PyDict_GetItemWithError(t->by_value, rk->k);
+        if (known != NULL) {
+            rk->owner = (int32_t)PyLong_AsLong(known);
+        } else if (PyErr_Occurred()) {
+            return -1;
+        } else {
+            PyObject *at = PyLong_FromLong(e);
+            int err = at == NULL || PyDict_SetItem(t->by_value, rk->k, at) < 0;
+            Py_XDECREF(at);
+            if (err)
+                return -1;
+            rk->owner = e;
+            t->order[t->n++] = e;
+        }
+    }
+    run_key *o = rk->owner == e ? rk : &t->keys[rk->owner];
+    o->value = value;
+    o->vlen = (int32_t)vlen;
+    o->offset = offset;
+    o->base = base;
+    o->pid = pid;
     return 0;
+}
+
+static void run_free(run_table *t)
+{
+    PyMem_Free(t->keys);
+    PyMem_Free(t->index);
+    PyMem_Free(t->order);
+    PyMem_Free(t->succ);
+    Py_XDECREF(t->by_value);
 }
 
 /* loaded[k] = (value, offset, base, pid) for every key of the run, in first-write order */
-static int latest_flush(latest_table *t, PyObject *loaded)
+static int latest_flush(run_table *t, PyObject *loaded)
 {
     for (Py_ssize_t i = 0; i < t->n; i++) {
-        latest_entry *e = &t->ent[i];
+        run_key *e = &t->keys[t->order[i]];
         PyObject *items[4] = {PyBytes_FromStringAndSize((const char *)e->value, e->vlen), PyLong_FromLongLong(e->offset),
                               PyLong_FromLongLong(e->base), PyLong_FromLongLong(e->pid)};
         int bad = items[0] == NULL || items[1] == NULL || items[2] == NULL || items[3] == NULL;
@@ -1377,7 +1549,8 @@ static int latest_flush(latest_table *t, PyObject *loaded)
     return 0;
 }
 
-/* offsets_replay_run(buf, pos, end, start, keys, loaded, groups, removed, wanted, skip) -> (pos, records)
+/* offsets_replay_run(buf, pos, end, start, keys, loaded, groups, removed, wanted, skip[, release])
+ *   -> (pos, records)
  *
  * _PartitionReplay.batch over a run of plain v2 batches (no codec, not transactional, not control)
  * whose keys are offset commit or group metadata keys (cached in `keys`, or versions 0-2 with ASCII
@@ -1386,15 +1559,16 @@ static int latest_flush(latest_table *t, PyObject *loaded)
  * producer id) (once per key, when the run ends), and groups[group] = value (discarding it from
  * `removed`) or, for a group tombstone, deletes it and adds it to `removed`.  Batches that end
  * before `start` (the log start offset) are passed over.  It stops before the first other batch,
- * having changed nothing for it, and returns its position and the records replayed. */
+ * having changed nothing for it, and returns its position and the records replayed.  `release`
+ * (MappedFile.release, or None) is called with the position every 32 MiB of a long run. */
 static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
 {
     Py_buffer b;
     Py_ssize_t pos, end;
     long long start;
-    PyObject *keys, *loaded, *groups, *removed, *wanted, *skip;
-    if (!PyArg_ParseTuple(args, "y*nnLO!O!O!O!OO", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type, &loaded,
-                          &PyDict_Type, &groups, &PySet_Type, &removed, &wanted, &skip))
+    PyObject *keys, *loaded, *groups, *removed, *wanted, *skip, *release = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnLO!O!O!O!OO|O", &b, &pos, &end, &start, &PyDict_Type, &keys, &PyDict_Type,
+                          &loaded, &PyDict_Type, &groups, &PySet_Type, &removed, &wanted, &skip, &release))
         return NULL;
     if (wanted != Py_None && !PyAnySet_Check(wanted)) {
         PyBuffer_Release(&b);
@@ -1405,7 +1579,8 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
         end = pos; /* nothing to do: the Python walk */
     const unsigned char *buf = b.buf;
     replay_rec *recs = NULL;
-    latest_table latest = {NULL, 0, 0, NULL, 0};
+    run_table table = {NULL, 0, 0, NULL, 0, NULL, 0, NULL, -1, NULL};
+    Py_ssize_t released = pos;
     Py_ssize_t cap = 0;
     long long nrec = 0;
     int failed = 0;
@@ -1439,44 +1614,27 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
             break;
         /* every key known and replayable before anything changes */
         int ok = 1;
-        for (int32_t i = 0; i < count && ok; i++) {
+        for (int32_t i = 0; i < count; i++) {
             replay_rec *r = &recs[i];
-            r->k = NULL;
+            r->rk = -1;
             if (r->offset < start)
                 continue;
             if (r->klen < 0) {
                 ok = 0;
                 break;
             }
-            PyObject *kb = PyBytes_FromStringAndSize((const char *)d + r->key, r->klen);
-            if (kb == NULL) {
+            int32_t rk = run_key_of(&table, d + r->key, r->klen, keys, wanted, skip);
+            if (rk < 0) {
                 failed = 1;
                 break;
             }
-            PyObject *k = PyDict_GetItemWithError(keys, kb);
-            if (k == NULL && !PyErr_Occurred()) {
-                PyObject *t = commit_key(d + r->key, r->klen);
-                if (t != NULL) {
-                    int want = 1;
-                    if (wanted != Py_None)
-                        want = PySet_Contains(wanted, PyTuple_CheckExact(t) ? PyTuple_GET_ITEM(t, 0) : t);
-                    if (want < 0 || PyDict_SetItem(keys, kb, want ? t : skip) < 0)
-                        failed = 1;
-                    else
-                        k = PyDict_GetItemWithError(keys, kb);
-                    Py_DECREF(t);
-                } else if (PyErr_Occurred()) {
-                    failed = 1;
-                }
-            } else if (k == NULL) {
-                failed = 1;
-            }
-            Py_DECREF(kb);
-            if (failed)
-                break;
-            if (k == NULL || (k != skip && !PyUnicode_CheckExact(k) && (!PyTuple_CheckExact(k) || r->vlen < 0)))
+            int kind = table.keys[rk].kind;
+            if (kind == KIND_OTHER || (kind == KIND_COMMIT && r->vlen < 0)) {
                 ok = 0;
-            r->k = k;
+                break;
+            }
+            r->rk = rk;
+            r->kind = (int8_t)kind;
         }
         if (failed || !ok)
             break;
@@ -1486,16 +1644,17 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
             if (r->offset < start)
                 continue;
             nrec++;
-            if (r->k == skip)
+            if (r->kind == KIND_SKIP)
                 continue;
-            if (PyUnicode_CheckExact(r->k)) { /* group metadata: kept as bytes, a tombstone deletes the group */
+            if (r->kind == KIND_GROUP) {
+                PyObject *k = table.keys[r->rk].k; /* group metadata: kept as bytes, a tombstone deletes the group */
                 int err;
                 if (r->vlen < 0) {
-                    int has = PyDict_Contains(groups, r->k);
-                    err = has < 0 || (has && PyDict_DelItem(groups, r->k) < 0) || PySet_Add(removed, r->k) < 0;
+                    int has = PyDict_Contains(groups, k);
+                    err = has < 0 || (has && PyDict_DelItem(groups, k) < 0) || PySet_Add(removed, k) < 0;
                 } else {
                     PyObject *value = PyBytes_FromStringAndSize((const char *)d + r->value, r->vlen);
-                    err = value == NULL || PySet_Discard(removed, r->k) < 0 || PyDict_SetItem(groups, r->k, value) < 0;
+                    err = value == NULL || PySet_Discard(removed, k) < 0 || PyDict_SetItem(groups, k, value) < 0;
                     Py_XDECREF(value);
                 }
                 if (err) {
@@ -1504,7 +1663,7 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
                 }
                 continue;
             }
-            if (latest_put(&latest, r->k, d + r->value, r->vlen, r->offset, base, producer_id) < 0) {
+            if (run_put(&table, r->rk, d + r->value, r->vlen, r->offset, base, producer_id) < 0) {
                 failed = 1;
                 break;
             }
@@ -1512,16 +1671,82 @@ static PyObject *py_offsets_replay_run(PyObject *self, PyObject *args)
         if (failed)
             break;
         pos += total;
+        if (release != Py_None && pos - released >= RUN_RELEASE_EVERY) {
+            /* MappedFile.release: resident memory stays flat; the latest values it drops are mapped
+             * back in when the run ends */
+            PyObject *res = PyObject_CallFunction(release, "n", pos);
+            if (res == NULL) {
+                failed = 1;
+                break;
+            }
+            Py_DECREF(res);
+            released = pos;
+        }
     }
-    if (!failed && latest_flush(&latest, loaded) < 0)
+    if (!failed && latest_flush(&table, loaded) < 0)
         failed = 1;
-    PyMem_Free(latest.ent);
-    PyMem_Free(latest.index);
+    run_free(&table);
     PyMem_Free(recs);
     PyBuffer_Release(&b);
     if (failed)
         return NULL;
     return Py_BuildValue("(nL)", pos, nrec);
+}
+
+/* offset_commits(loaded, pos, log_partition, cls, out) -> (pos, key, raw) or (pos, None, None)
+ *
+ * _PartitionReplay.result's loop over `loaded` ((group, topic, partition) -> (value, offset, batch
+ * base offset, producer id)) from the dict position `pos`: out[key] = cls(group, topic, partition,
+ * offset, metadata, commit timestamp, expire timestamp, leader epoch, log_partition, offset in the
+ * log, batch base offset, producer id) (`cls`: OffsetCommit, a 12-field named tuple) for each value
+ * the compiled decoder reads; it returns at the first one it does not (with the position after it,
+ * for the Python decoder) or at the end.  `loaded` must not change between calls. */
+static PyObject *py_offset_commits(PyObject *self, PyObject *args)
+{
+    PyObject *loaded, *cls, *out, *lp;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "O!nO!OO!", &PyDict_Type, &loaded, &pos, &PyLong_Type, &lp, &cls, &PyDict_Type, &out))
+        return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a tuple type");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    PyObject *k, *raw;
+    if (pos < 0)
+        pos = 0;
+    while (PyDict_Next(loaded, &pos, &k, &raw)) {
+        PyObject *fields = NULL;
+        if (PyTuple_CheckExact(k) && PyTuple_GET_SIZE(k) == 3 && PyTuple_CheckExact(raw) && PyTuple_GET_SIZE(raw) == 4
+            && PyBytes_CheckExact(PyTuple_GET_ITEM(raw, 0))) {
+            PyObject *value = PyTuple_GET_ITEM(raw, 0);
+            fields = commit_value((const unsigned char *)PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+        }
+        if (fields == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            return Py_BuildValue("(nOO)", pos, k, raw);
+        }
+        PyObject *c = tp->tp_alloc(tp, 12);
+        if (c == NULL) {
+            Py_DECREF(fields);
+            return NULL;
+        }
+        PyObject *items[12] = {PyTuple_GET_ITEM(k, 0), PyTuple_GET_ITEM(k, 1), PyTuple_GET_ITEM(k, 2),
+                               PyTuple_GET_ITEM(fields, 0), PyTuple_GET_ITEM(fields, 1), PyTuple_GET_ITEM(fields, 2),
+                               PyTuple_GET_ITEM(fields, 3), PyTuple_GET_ITEM(fields, 4), lp,
+                               PyTuple_GET_ITEM(raw, 1), PyTuple_GET_ITEM(raw, 2), PyTuple_GET_ITEM(raw, 3)};
+        for (int j = 0; j < 12; j++) {
+            Py_INCREF(items[j]);
+            PyTuple_SET_ITEM(c, j, items[j]);
+        }
+        Py_DECREF(fields);
+        int err = PyDict_SetItem(out, k, c);
+        Py_DECREF(c);
+        if (err < 0)
+            return NULL;
+    }
+    return Py_BuildValue("(nOO)", pos, Py_None, Py_None);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -2256,6 +2481,7 @@ static PyMethodDef methods[] = {
     {"key_fields", py_key_fields, METH_VARARGS, "The cleaner's key decoder: every walked record's fields, checked."},
     {"rebuild_v2", py_rebuild_v2, METH_VARARGS, "The cleaner's rebuild of a plain v2 batch that loses records."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
+    {"offset_commits", py_offset_commits, METH_VARARGS, "_PartitionReplay.result's decoding of the latest commits."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -409,7 +409,7 @@ def _exit_for(reports: list[Any], requested: list[str], max_lag: int | None, max
               problems: list[str] | None = None) -> None:
     missing = [r.group for r in reports if r.group in requested and (r.state is None or r.state == "Dead")]
     over = []
-    for r in reports:
+    for r in reports if max_lag is not None or max_time_lag is not None else ():  # (a row per partition)
         for row in r.rows:
             if max_lag is not None and row.lag is not None and row.lag > max_lag:
                 over.append(f"{row.group} {row.topic}-{row.partition} lag {row.lag}")

@@ -33,8 +33,13 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+# json.dumps with options builds a new encoder per call; one shared encoder writes the same text, and
+# a report writes a row per partition (tens of thousands)
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(obj)
 
 
 def render_rows(
@@ -65,8 +70,7 @@ def render_rows(
 
         w = csv.writer(out, lineterminator="\n")
         w.writerow(cols)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else _cell(r.get(c)) for c in cols])
+        w.writerows([_csv_cell(r.get(c)) for c in cols] for r in rows)
         return
     if fmt == "table":
         from rich.console import Console
@@ -88,6 +92,14 @@ def aligned_text(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     return "".join(
         " ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n" for line in [head, *body]
     )
+
+
+def _csv_cell(v: Any) -> Any:
+    """A csv cell: "" for None, str and int as they are (csv writes an int as str() does), else `_cell`."""
+    t = type(v)
+    if t is str or t is int:
+        return v
+    return "" if v is None else _cell(v)
 
 
 def _cell(v: Any) -> str:

@@ -27,11 +27,13 @@ history is asked for, goes through the Python loop.  tests/test_offsets_core_dif
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkatool.jvm.hashing import string_hash
 from kafkatool.log.checkpoint import read_offset_checkpoint
@@ -67,9 +69,12 @@ def offsets_partition_for(group: str, partitions: int = 50) -> int:
     return (0 if h == -(2**31) else abs(h)) % partitions
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetCommit:
-    """One committed offset as stored in `__consumer_offsets` (with where it is stored)."""
+class OffsetCommit(NamedTuple):
+    """One committed offset as stored in `__consumer_offsets` (with where it is stored).
+
+    A named tuple, not a frozen dataclass: a replay makes one per key (tens of thousands), and a
+    frozen dataclass's `__init__` (one `object.__setattr__` a field) cost ten times as much.
+    """
 
     group: str
     topic: str
@@ -131,19 +136,27 @@ class OffsetsState:
         ids = {k[0] for k in self.offsets} | set(self.groups) | {k[0] for k in self.pending}
         return sorted(ids)
 
-    def offsets_of(self, group: str) -> dict[tuple[str, int], OffsetCommit]:
+    def offsets_by_group(self) -> dict[str, dict[tuple[str, int], OffsetCommit]]:
+        """Every group's offsets, built once (read only: `offsets_of` hands out copies)."""
         if self._by_group is None or self._by_group_size != len(self.offsets):
-            self._by_group = {}
+            by_group: dict[str, dict[tuple[str, int], OffsetCommit]] = {}
             for (g, t, p), c in self.offsets.items():
-                self._by_group.setdefault(g, {})[(t, p)] = c
+                per = by_group.get(g)
+                if per is None:
+                    per = by_group[g] = {}
+                per[(t, p)] = c
+            self._by_group = by_group
             self._by_group_size = len(self.offsets)
-        return dict(self._by_group.get(group, {}))
+        return self._by_group
+
+    def offsets_of(self, group: str) -> dict[tuple[str, int], OffsetCommit]:
+        return dict(self.offsets_by_group().get(group, {}))
 
     def group_state(self, group: str) -> str:
         """Kafka's state name for a loaded group: Stable with members, Empty without, Dead if deleted."""
         meta = self.groups.get(group)
         if meta is None:
-            return "Dead" if group in self.deleted_groups and not self.offsets_of(group) else "Empty"
+            return "Dead" if group in self.deleted_groups and not self.offsets_by_group().get(group) else "Empty"
         return "Stable" if meta.members else "Empty"
 
 
@@ -292,10 +305,21 @@ class _PartitionReplay:
 
     def result(self) -> OffsetsState:
         state = OffsetsState(records_read=self.records, partitions_read=[self.log_partition])
-        for gtp, raw in self.loaded.items():
-            c = self._commit(gtp, raw)
-            if c is not None:
-                state.offsets[gtp] = c
+        offsets = state.offsets
+        if speedups is not None:  # the compiled decoder, in the dict's order, hands back what it does not read
+            pos = 0
+            while True:
+                pos, gtp, raw = speedups.offset_commits(self.loaded, pos, self.log_partition, OffsetCommit, offsets)
+                if gtp is None:
+                    break
+                c = self._commit(gtp, raw)
+                if c is not None:
+                    offsets[gtp] = c
+        else:
+            for gtp, raw in self.loaded.items():
+                c = self._commit(gtp, raw)
+                if c is not None:
+                    offsets[gtp] = c
         for group, value in self.groups.items():
             try:
                 state.groups[group] = decode_group_metadata_value(value)
@@ -335,16 +359,16 @@ def replay_partition_dir(
             buf = mf.buf
             end = len(buf)
             pos = 0
-            scan = BatchScan(buf, pos, end)
+            scan = BatchScan(buf, pos, end, mf.release)  # resident memory flat in the segment size
             batches = iter(scan)
             while True:
                 if fast is not None:
                     run_end, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
-                                      wanted_set, _SKIP)
+                                      wanted_set, _SKIP, mf.release)
                     rp.records += n
                     if run_end != pos:  # the Python walk resumes where the compiled run stopped
                         pos = run_end
-                        scan = BatchScan(buf, pos, end)
+                        scan = BatchScan(buf, pos, end, mf.release)  # resident memory flat in the segment size
                         batches = iter(scan)
                 batch = next(batches, None)
                 if batch is None:
@@ -406,6 +430,34 @@ def replay_log_dirs(
     hold those groups are read.  A group found in two partitions (the topic's partition count
     changed) keeps, per topic-partition, the commit with the latest commit timestamp.
     """
+    with no_cyclic_gc():
+        return _replay_log_dirs(log_dirs, groups, on_event, offsets_partitions, progress)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Hold the cyclic garbage collector off while a replay or its report builds large acyclic data.
+
+    The replay and the report allocate one tuple or row per key and keep them all; each allocation
+    burst would start a collection that walks everything kept so far again (a tenth of the command's
+    time at 50,000 keys).  Nothing they build is cyclic, so reference counting frees it all anyway.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _replay_log_dirs(
+    log_dirs: Iterable[Path],
+    groups: Iterable[str] | None,
+    on_event: Callable[[OffsetsEvent], None] | None,
+    offsets_partitions: int | None,
+    progress: Callable[[int], None] | None,
+) -> OffsetsState:
     group_list = None if groups is None else list(groups)
     only: set[int] | None = None
     if group_list is not None and offsets_partitions:
@@ -424,10 +476,13 @@ def replay_log_dirs(
 
 
 def _merge(into: OffsetsState, st: OffsetsState) -> None:
-    for k, c in st.offsets.items():
-        old = into.offsets.get(k)
-        if old is None or c.commit_timestamp > old.commit_timestamp:
-            into.offsets[k] = c
+    if not into.offsets:  # the first partition's offsets are taken whole (the loop below, without its cost)
+        into.offsets = st.offsets
+    else:
+        for k, c in st.offsets.items():
+            old = into.offsets.get(k)
+            if old is None or c.commit_timestamp > old.commit_timestamp:
+                into.offsets[k] = c
     for g, meta in st.groups.items():
         into.groups.setdefault(g, meta)
     into.deleted_groups |= st.deleted_groups - set(into.groups)
@@ -440,39 +495,65 @@ def _merge(into: OffsetsState, st: OffsetsState) -> None:
     into.records_read += st.records_read
 
 
+_SMALL_SEGMENT = 1 << 20  # read whole rather than mapped: a report asks for thousands of partitions' ends
+
+
 def log_end_offset(partition_dir: Path) -> int | None:
     """The next offset of a partition dir (its last batch's next offset), or None without segments.
 
     Starts at the last offset-index entry of the last segment (when the batch found there really
-    holds that entry's offset) so only the tail of a large segment is scanned.
+    holds that entry's offset) so only the tail of a large segment is scanned.  Plain `os` calls, no
+    `Path` objects: a report of every group asks this of every partition its groups committed.
     """
-    segments = list_segments(partition_dir)
-    for i, seg in enumerate(reversed(segments)):
-        hint = _last_index_entry(seg.index, seg.base_offset)
-        with MappedFile(seg.log) as mf:
-            nxt = None
-            if hint is not None and hint[1] < mf.size:
-                nxt = _scan_next_offset(mf.buf, hint[1], hint[0])
-            if nxt is None:
-                nxt = _scan_next_offset(mf.buf, 0, None)
-            if nxt is not None:
-                return nxt
-            if mf.size == 0 and i == 0:
-                return seg.base_offset
+    d = os.fspath(partition_dir)
+    names = []
+    for entry in os.scandir(d):
+        stem = entry.name[:-4]
+        if entry.name.endswith(".log") and stem.isascii() and stem.isdigit():
+            names.append((int(stem), stem))
+    names.sort()
+    for i, (base, stem) in enumerate(reversed(names)):
+        path = os.path.join(d, stem)
+        hint = _last_index_entry(path + ".index", base)
+        with open(path + ".log", "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size <= _SMALL_SEGMENT:
+                nxt = _next_offset_of(f.read(), hint)
+            else:
+                with MappedFile(path + ".log") as mf:
+                    nxt = _next_offset_of(mf.buf, hint)
+        if nxt is not None:
+            return nxt
+        if size == 0 and i == 0:
+            return base
     return None
 
 
-def _last_index_entry(path: Path, base_offset: int) -> tuple[int, int] | None:
-    if not path.is_file():
+def _next_offset_of(buf: Any, hint: tuple[int, int] | None) -> int | None:
+    nxt = None
+    if hint is not None and hint[1] < len(buf):
+        nxt = _scan_next_offset(buf, hint[1], hint[0])
+    if nxt is None:
+        nxt = _scan_next_offset(buf, 0, None)
+    return nxt
+
+
+def _last_index_entry(path: str, base_offset: int) -> tuple[int, int] | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data:
         return None
     try:
-        idx = OffsetIndex(path.read_bytes(), base_offset)
+        idx = OffsetIndex(data, base_offset)
         used = idx.used_entries()
         if not used:
             return None
         e = idx.entry(used - 1)
         return e.offset, e.position
-    except (LogFormatError, OSError, ValueError, IndexError):
+    except (LogFormatError, ValueError, IndexError):
         return None
 
 

@@ -23,16 +23,18 @@ from the formats is the next step.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta, timezone
+from operator import attrgetter
 from typing import Any
 
 from kafkatool.jvm.hashing import topic_partition_hash
-from kafkatool.jvm.java_collections import capacity_for_copy, hash_order
+from kafkatool.jvm.java_collections import capacity_for_copy
 from kafkatool.jvm.scala_collections import ScalaHashTable
 
 TP = tuple[str, int]
@@ -69,8 +71,13 @@ class PartitionLag:
     drain_seconds: float | None = None
 
     def as_row(self) -> dict[str, Any]:
-        return asdict(self)
+        # asdict's field-by-field deep copy, without its cost (the fields are all scalars): a report
+        # renders a row per partition
+        return dict(zip(_LAG_FIELDS, _lag_values(self), strict=True))
 
+
+_LAG_FIELDS = tuple(f.name for f in fields(PartitionLag))
+_lag_values = attrgetter(*_LAG_FIELDS)
 
 ROW_COLUMNS = [
     "group", "state", "topic", "partition", "current_offset", "log_end_offset", "lag", "consumer_id", "host",
@@ -100,10 +107,25 @@ def _tp_hash(tp: TP) -> int:
     return topic_partition_hash(tp[0], tp[1])
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _tp_spread(tp: TP) -> int:
+    """`HashMap.hash` of a TopicPartition, unmasked (cached: a report orders every partition twice)."""
+    h = topic_partition_hash(tp[0], tp[1]) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def _tp_hash_order(uniq: list[TP], capacity: int) -> list[TP]:
+    """`jvm.java_collections.hash_order(uniq, _tp_hash, capacity)` for unique TopicPartitions: the same
+    stable sort by bucket, one cached key a partition (a report of every group orders each of them)."""
+    mask = capacity - 1
+    spread = _tp_spread
+    return sorted(uniq, key=lambda tp: spread(tp) & mask)
+
+
 def java_hashset_order(items: Sequence[TP]) -> list[TP]:
     """Iteration order of `new java.util.HashSet<>(items)` (items in insertion order, duplicates dropped)."""
     uniq = list(dict.fromkeys(items))
-    return hash_order(uniq, _tp_hash, capacity_for_copy(len(uniq)))
+    return _tp_hash_order(uniq, capacity_for_copy(len(uniq)))
 
 
 def scala_mutable_map_order(items: Sequence[TP]) -> list[TP]:
@@ -197,6 +219,7 @@ def describe_rows(
     committed: dict[TP, int | None],
     log_end: dict[TP, int | None],
     release: Any = None,
+    commits: dict[TP, Any] | None = None,
 ) -> list[PartitionLag]:
     """`collectGroupsOffsets` of ConsumerGroupCommand: rows in the order Kafka prints them.
 
@@ -208,6 +231,7 @@ def describe_rows(
     Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
     `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
     (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
+    `commits` (offline: the replayed commits, with their `metadata`) fills the rows' `metadata`.
     """
     java = release is not None and release.at_least("4.0")
     rows: list[PartitionLag] = []
@@ -218,10 +242,14 @@ def describe_rows(
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
         by_partition = sorted(tps, key=lambda tp: tp[1])
         ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
+        commit = commits.get if commits is not None else None
         for tp in ordered:
             off = committed.get(tp)
             leo = log_end.get(tp)
-            rows.append(PartitionLag(group, tp[0], tp[1], off, leo, lag_of(off, leo), cid, host, client, state=state))
+            lag = None if off is None or off == -1 or leo is None else leo - off  # lag_of, inline: once a row
+            c = commit(tp) if commit is not None else None
+            rows.append(PartitionLag(group, tp[0], tp[1], off, leo, lag, cid, host, client, None, None,
+                                     c.metadata if c is not None else None, state))
 
     for m in with_assignment:
         tps = java_hashset_order(list(m.assignment))
@@ -274,16 +302,22 @@ def describe_chunks(groups: list[tuple[str, str | None, list[PartitionLag] | Non
         if not show or rows is None:
             continue
         out: list[str] = []
-        wg = max([15] + [len(r.group) for r in rows])
-        wt = max([15] + [len(_s(r.topic)) for r in rows])
-        wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
-        wh = max([15] + [len(_s(r.host)) for r in rows])
+        # widths over the distinct values, and the member's columns formatted once per member: a
+        # report of every group writes a row per partition
+        wg = max([15] + [len(g) for g in {r.group for r in rows}])
+        wt = max([15] + [len(_s(t)) for t in {r.topic for r in rows}])
+        members = {(r.consumer_id, r.host, r.client_id) for r in rows}
+        wc = max([15] + [len(_s(m[0])) for m in members])
+        wh = max([15] + [len(_s(m[1])) for m in members])
         fmt = f"{{:<{wg}}} {{:<{wt}}} {{:<10}} {{:<15}} {{:<15}} {{:<15}} {{:<{wc}}} {{:<{wh}}} {{}}\n"
         out.append("\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                                      "CONSUMER-ID", "HOST", "CLIENT-ID"))
+        head = f"{{:<{wg}}} {{:<{wt}}} {{:<10}} {{:<15}} {{:<15}} {{:<15}} ".format
+        tails = {m: f"{_s(m[0]):<{wc}} {_s(m[1]):<{wh}} {_s(m[2])}\n" for m in members}
+        s = _s
         for r in rows:
-            out.append(fmt.format(r.group, _s(r.topic), _s(r.partition), _s(r.current_offset), _s(r.log_end_offset),
-                                  _s(r.lag), _s(r.consumer_id), _s(r.host), _s(r.client_id)))
+            out.append(head(r.group, s(r.topic), s(r.partition), s(r.current_offset), s(r.log_end_offset), s(r.lag))
+                       + tails[(r.consumer_id, r.host, r.client_id)])
         chunks.append(("out", "".join(out)))
     return chunks
 
@@ -961,7 +995,7 @@ def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None)
 
     uniq = list(dict.fromkeys(items))
     start = DEFAULT_CAPACITY if initial_capacity is None else table_size_for(max(initial_capacity, 1))
-    return hash_order(uniq, _tp_hash, grown_capacity(len(uniq), start))
+    return _tp_hash_order(uniq, grown_capacity(len(uniq), start))
 
 
 def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, str, int, int]]:
@@ -1110,28 +1144,60 @@ def gather_zookeeper(zk_groups: Any, brokers: Any | None, groups: list[str], top
     return out
 
 
+@dataclass(slots=True)
+class _OfflineMember:
+    """A member as `describe_rows`/`member_rows` read it (the cluster's `Member` without its module's imports)."""
+
+    member_id: str
+    client_id: str
+    host: str
+    group_instance_id: str | None
+    assignment: list[TP]
+
+
 def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None = None,
                    topics: Sequence[str] | None = None, release: Any = None) -> list[GroupReport]:
     """Groups replayed from `__consumer_offsets` segments; log-end offsets from the partition dirs
-    found in the same log dirs (`-` when the topic is not there)."""
+    found in the same log dirs (`-` when the topic is not there).
+
+    Built group by group from the replay's per-group index (no copies, no per-row lookups of the
+    whole state); each log dir is listed once, so a partition with no directory costs no `stat`.
+    """
+    from kafkatool.ops.offsets_log import no_cyclic_gc
+
+    with no_cyclic_gc():  # one row object per partition, all kept: see no_cyclic_gc
+        return _gather_offline(state, log_dirs, groups, topics, release)
+
+
+def _gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None,
+                    topics: Sequence[str] | None, release: Any) -> list[GroupReport]:
+    import os
     from pathlib import Path
 
-    from kafkatool.cluster.groups import Member
     from kafkatool.ops.offsets_log import log_end_offset
 
     keep = _topic_filter(topics)
-    names = groups if groups is not None else state.group_ids()
-    known = set(state.group_ids()) | set(state.deleted_groups)
+    all_ids = state.group_ids()
+    names = groups if groups is not None else all_ids
+    known = set(all_ids) | set(state.deleted_groups)
+    by_group = state.offsets_by_group()
+    pending_of: dict[str, int] = {}
+    for k in state.pending:
+        pending_of[k[0]] = pending_of.get(k[0], 0) + 1
+    present: dict[str, Path] = {}  # the directories of the log dirs, by name: the first log dir's wins
+    for d in log_dirs:
+        try:
+            for e in os.scandir(d):
+                if e.is_dir():
+                    present.setdefault(e.name, Path(d) / e.name)
+        except OSError:
+            continue
     leo_cache: dict[TP, int | None] = {}
 
     def leo_of(tp: TP) -> int | None:
         if tp not in leo_cache:
-            leo_cache[tp] = None
-            for d in log_dirs:
-                pdir = Path(d) / f"{tp[0]}-{tp[1]}"
-                if pdir.is_dir():
-                    leo_cache[tp] = log_end_offset(pdir)
-                    break
+            pdir = present.get(f"{tp[0]}-{tp[1]}")
+            leo_cache[tp] = None if pdir is None else log_end_offset(pdir)
         return leo_cache[tp]
 
     out = []
@@ -1143,21 +1209,19 @@ def gather_offline(state: Any, log_dirs: Sequence[Any], groups: list[str] | None
         members = []
         for m in meta.members if meta else []:
             parts = list(m.assignment_decoded.partitions) if m.assignment_decoded else []
-            members.append(Member(m.member_id, m.client_id, m.client_host, m.group_instance_id,
-                                  [tp for tp in parts if keep(tp[0])]))
-        offs = {(c.topic, c.partition): c for c in sorted(state.offsets_of(g).values(), key=lambda c: (c.topic, c.partition))}
-        committed = {tp: c.offset for tp, c in offs.items() if keep(tp[0])}
-        tps = set(committed) | {tp for m in members for tp in m.assignment}
-        leo = {tp: leo_of(tp) for tp in tps}
+            members.append(_OfflineMember(m.member_id, m.client_id, m.client_host, m.group_instance_id,
+                                          parts if topics is None else [tp for tp in parts if keep(tp[0])]))
+        offs = by_group.get(g, {})
+        committed = {tp: c.offset for tp, c in sorted(offs.items()) if topics is None or keep(tp[0])}
+        leo = {tp: leo_of(tp) for tp in committed}
+        for m in members:
+            for tp in m.assignment:
+                if tp not in leo:
+                    leo[tp] = leo_of(tp)
         st = state.group_state(g)
-        rows = describe_rows(g, st, members, committed, leo, release)
-        for r in rows:
-            c = offs.get((r.topic, r.partition)) if r.topic is not None else None
-            if c is not None:
-                r.metadata = c.metadata
-        pending = sum(1 for k in state.pending if k[0] == g)
+        rows = describe_rows(g, st, members, committed, leo, release, commits=offs)
         out.append(GroupReport(g, "offline", st, rows, member_rows(g, members),
-                               protocol=(meta.protocol or "") if meta else "", pending=pending))
+                               protocol=(meta.protocol or "") if meta else "", pending=pending_of.get(g, 0)))
     return out
 
 
