@@ -120,11 +120,13 @@ class ChildResult:
     anon_kb: int
     file_kb: int
     stderr: str
+    cpu_seconds: float = 0.0  # user + system of the command (wait4), the figure to trust on a shared machine
 
 
 # Linux starts a child's peak RSS at its parent's peak (fork copies the mm's high-water mark and exec
 # keeps the larger), so wait4/RUSAGE_CHILDREN of a child of this (large) process over-reports.  A
-# small launcher process spawns the command instead and reports its pid, rusage and wall time on fd 3.
+# small launcher process spawns the command instead and reports its pid, rusage (peak RSS, user and
+# system CPU) and wall time on fd 3.
 _LAUNCHER = """
 import os, sys, time
 out = 3
@@ -133,7 +135,8 @@ pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
 os.write(out, b"%d\\n" % pid)
 _, status, usage = os.wait4(pid, 0)
 t1 = time.perf_counter()
-os.write(out, b"%d %r %d\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitcode(status)))
+os.write(out, b"%d %r %d %r\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitcode(status),
+                                   usage.ru_utime + usage.ru_stime))
 """
 
 
@@ -179,7 +182,7 @@ def run_child(argv: list[str], timeout: float, env: dict[str, str] | None = None
             if fd >= 0:
                 os.close(fd)
     stderr = b"".join(err_chunks).decode("utf-8", "replace")[-2000:]
-    if len(last) != 3:
+    if len(last) != 4:
         if timed_out.is_set():
             stderr = f"timed out after {timeout:g} s"
         return ChildResult(0.0, launcher.returncode or 3, 0, 0, 0, stderr or "launcher failed")
@@ -190,6 +193,7 @@ def run_child(argv: list[str], timeout: float, env: dict[str, str] | None = None
         anon_kb=sampler.anon_kb if sampler else 0,
         file_kb=sampler.file_kb if sampler else 0,
         stderr=stderr,
+        cpu_seconds=float(last[3]),
     )
 
 
