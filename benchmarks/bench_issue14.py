@@ -88,12 +88,13 @@ class Measure:
     wall_s: float
     cpu_s: float
     mb_per_s: float
-    records_per_s: float
+    records_per_s: float | None  # None: the input's record count is not known (or not the point)
     net_mb_per_s: float | None  # bytes over (wall - this core's start-up)
     net_cpu_mb_per_s: float | None  # bytes over (CPU - this core's start-up CPU): steadier when the machine is busy
     peak_rss_mb: float
     peak_anon_mb: float
     peak_file_mb: float
+    peak_tree_mb: float  # VmRSS of the command and its descendants (workers, a JVM) summed, sampled
     exit_code: int
     stderr: str = ""
     all_wall_s: list[float] = field(default_factory=list)
@@ -122,6 +123,12 @@ class RowLog:
     seconds: float = 0.0
     inputs: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+def rss_text(m: Measure) -> str:
+    """The command's peak RSS, and the sum over its process tree when that is more (workers, a JVM)."""
+    tree = f" (tree {m.peak_tree_mb:.0f} MB)" if m.peak_tree_mb > m.peak_rss_mb + 5 else ""
+    return f"{m.peak_rss_mb:.0f} MB{tree}"
 
 
 def _mb(n: float) -> str:
@@ -180,12 +187,13 @@ class Bench:
         m = Measure(
             row=row, what=what, core=core, argv=argv, bytes=nbytes, records=records,
             wall_s=round(wall, 3), cpu_s=round(best.cpu_seconds, 3),
-            mb_per_s=round(nbytes / MB / wall, 1), records_per_s=round(records / wall),
+            mb_per_s=round(nbytes / MB / wall, 1), records_per_s=round(records / wall) if records else None,
             net_mb_per_s=round(nbytes / MB / net, 1) if net else None,
             net_cpu_mb_per_s=round(nbytes / MB / net_cpu, 1) if net_cpu else None,
             peak_rss_mb=round(max(r.max_rss_kb for r in results) * 1024 / MB, 1),
             peak_anon_mb=round(max(r.anon_kb for r in results) * 1024 / MB, 1),
             peak_file_mb=round(max(r.file_kb for r in results) * 1024 / MB, 1),
+            peak_tree_mb=round(max(r.tree_kb for r in results) * 1024 / MB, 1),
             exit_code=bad.exit_code if bad else best.exit_code, stderr=(bad or best).stderr.strip()[-500:],
             all_wall_s=[round(r.seconds, 3) for r in results],
         )
@@ -332,7 +340,7 @@ def row_dumplog(b: Bench, log: RowLog) -> None:
                 net = m.wall_s - b.startup.get(m.core, 0.0)
                 net_s = f" (net {net / kafka_s:.2f}x)" if net > 0 else " (net -: under the start-up)"
                 return (f"{m.wall_s:.2f} s = {m.wall_s / kafka_s:.2f}x{net_s}, "
-                        f"{m.records_per_s / 1e6:.2f} M rec/s, {m.peak_rss_mb:.0f} MB")
+                        f"{m.records_per_s / 1e6:.2f} M rec/s, {rss_text(m)}")
 
             b.add("dumplog", Line(
                 f"dump-log {mode} {name}", f"{_mb(info.bytes)}, {info.records:,} rec",
@@ -350,7 +358,7 @@ def rate_cell(m: Measure | None, unit: float = MB, label: str = "MB/s") -> str:
     net = f" (net {m.net_mb_per_s * MB / unit:,.2f})" if m.net_mb_per_s else ""
     per_cpu = f" ({m.net_cpu_mb_per_s * MB / unit:,.2f} net of CPU)" if m.net_cpu_mb_per_s else ""
     return (f"{m.mb_per_s * MB / unit:,.2f} {label}{net}, {m.wall_s:.2f} s; cpu {m.cpu_s:.2f} s{per_cpu}; "
-            f"{m.peak_rss_mb:.0f} MB")
+            f"{rss_text(m)}")
 
 
 def net_rate(m: Measure) -> float:
@@ -419,7 +427,7 @@ def row_compact(b: Bench, log: RowLog) -> None:
     for buf_mib in (32, 128):
         argv = b.kt("compact", str(work / "demo-0"), "--quiet", "--now", NOW_MS, "--buffer-size", f"{buf_mib}MiB")
         ms = b.each_core("compact", f"compact --buffer-size {buf_mib}MiB", argv, nbytes,
-                         prepare=fresh_copy(src, work))
+                         log.inputs["compact"]["records"], prepare=fresh_copy(src, work))
 
         def cell(m: Measure | None) -> str:
             return rate_cell(m) + (f", anon {m.peak_anon_mb:.0f} MB" if m and not m.exit_code else "")
@@ -477,14 +485,16 @@ def row_spark(b: Bench, log: RowLog) -> None:
         cells[core] = (f"{per_core:.2f}x per core; local[2] {spark[1].wall_s:.1f} s (start-up "
                        f"{spark[0].wall_s:.1f} s), --engine local {local[1].wall_s:.1f} s (start-up "
                        f"{local[0].wall_s:.1f} s); {info.bytes / MB / after_start(spark):.0f} vs "
-                       f"{info.bytes / MB / after_start(local):.0f} MB/s")
+                       f"{info.bytes / MB / after_start(local):.0f} MB/s; RSS local[2] {rss_text(spark[1])}, "
+                       f"local {rss_text(local[1])}")
         ok[core] = per_core >= TARGET_SPARK_PER_CORE and spark[0].wall_s <= TARGET_SPARK_STARTUP_S
     b.add("spark", Line("spark-scan local[2] summary", f"corpus B {_mb(info.bytes)}, {info.records:,} rec",
                         f">= {TARGET_SPARK_PER_CORE:g}x --engine local per core after start-up; "
                         f"start-up <= {TARGET_SPARK_STARTUP_S:g} s",
                         cells.get("pure", "-"), cells.get("C", "-"), "-", verdict(ok)))
-    log.notes.append("spark: start-up = the same spark-scan on a 200-record partition; CPU and RSS are the "
-                     "Python driver's alone (wait4 does not count the JVM, which the driver does not reap); "
+    log.notes.append("spark: start-up = the same spark-scan on a 200-record partition; CPU and peak RSS are "
+                     "the Python driver's alone (wait4 does not count the JVM, which the driver does not reap), "
+                     "the tree RSS sums the JVM and the Python workers in; "
                      "--engine local keeps exact distinct keys per partition (corpus B: every key distinct), "
                      "so its memory follows the keys")
 
@@ -557,8 +567,10 @@ def row_rss(b: Bench, log: RowLog) -> None:
                 flagged.append(f"{name} ({core}): {s.peak_rss_mb:.0f} -> {big.peak_rss_mb:.0f} MB "
                                f"(anon {s.peak_anon_mb:.0f} -> {big.peak_anon_mb:.0f}, file "
                                f"{s.peak_file_mb:.0f} -> {big.peak_file_mb:.0f})")
+            tree = (f", tree {s.peak_tree_mb:.0f} -> {big.peak_tree_mb:.0f}"
+                    if max(s.peak_tree_mb - s.peak_rss_mb, big.peak_tree_mb - big.peak_rss_mb) > 5 else "")
             cells[core] = (f"{s.peak_rss_mb:.0f} -> {big.peak_rss_mb:.0f} MB (anon {s.peak_anon_mb:.0f} -> "
-                           f"{big.peak_anon_mb:.0f}, file {s.peak_file_mb:.0f} -> {big.peak_file_mb:.0f})"
+                           f"{big.peak_anon_mb:.0f}, file {s.peak_file_mb:.0f} -> {big.peak_file_mb:.0f}{tree})"
                            + (" GROWS" if grows else "")
                            + ("" if not (s.exit_code or big.exit_code) else f" exit {s.exit_code or big.exit_code}"))
             ok[core] = (not grows and big.peak_rss_mb <= TARGET_RSS_MB and s.peak_rss_mb <= TARGET_RSS_MB
@@ -569,7 +581,8 @@ def row_rss(b: Bench, log: RowLog) -> None:
                           f"<= {TARGET_RSS_MB:g} MB, flat in size", cells.get("pure", "-"), cells.get("C", "-"),
                           "-", verdict(ok)))
     log.inputs["rss_flagged"] = flagged
-    log.notes.append(f"rss: s -> 4s peak RSS (wait4) and sampled anonymous/file-backed RSS; GROWS = anonymous "
+    log.notes.append(f"rss: s -> 4s peak RSS (wait4) and sampled anonymous/file-backed RSS (tree: summed over "
+                     f"the command's processes, where dump-log's workers for files over 32 MiB add theirs); GROWS = anonymous "
                      f"RSS {RSS_GROWTH_FLAG_MB:g} MB more at 4s, or file-backed too and above "
                      f"{FILE_RSS_BOUND_MB:.0f} MB (mapped pages are released every 32 MiB). Inputs: `kafkatool generate` partitions "
                      f"(4 segments each, 10,000 keys) and __consumer_offsets with 50,000 keys at both sizes")
