@@ -335,18 +335,15 @@ def replay_partition_dir(
             buf = mf.buf
             end = len(buf)
             pos = 0
-            scan = BatchScan(buf, pos, end, release=mf.release)
+            scan = BatchScan(buf, pos, end, release=mf.release)  # resident memory flat whatever the size
             batches = iter(scan)
             while True:
                 if fast is not None:
-                    # a bounded run, so the pages behind it are released between runs (a batch across the
-                    # bound stops the run and is the Python walk's, as any batch the run does not take)
-                    run_end, n = fast(buf, pos, min(end, pos + _RUN_BYTES), log_start_offset, rp.keys, rp.loaded,
-                                      rp.groups, rp.removed, wanted_set, _SKIP)
+                    run_end, n = fast(buf, pos, end, log_start_offset, rp.keys, rp.loaded, rp.groups, rp.removed,
+                                      wanted_set, _SKIP)
                     rp.records += n
                     if run_end != pos:  # the Python walk resumes where the compiled run stopped
                         pos = run_end
-                        mf.release(pos)
                         scan = BatchScan(buf, pos, end, release=mf.release)
                         batches = iter(scan)
                 batch = next(batches, None)
@@ -373,12 +370,6 @@ def replay_partition_dir(
             if progress is not None:
                 progress(mf.size)
     return rp.result()
-
-
-# The most of a mapped segment one compiled run covers, well under MappedFile's release step so the pages
-# behind are dropped on time: resident memory stays flat whatever the segment's size, as in the other scans
-# of a segment.  Each bound costs one batch on the Python path (the one across it).
-_RUN_BYTES = 8 * 1024 * 1024
 
 
 def offsets_partition_dirs(log_dir: Path) -> list[Path]:
