@@ -125,6 +125,15 @@ class RowLog:
     notes: list[str] = field(default_factory=list)
 
 
+def _net(seconds: float, startup: float | None) -> float | None:
+    """seconds less the start-up, when what is left is big enough to mean something (a rate over a
+    remainder within the start-up's noise would be any number)."""
+    if startup is None:
+        return None
+    left = seconds - startup
+    return left if left >= max(0.05, 0.25 * startup) else None
+
+
 def rss_text(m: Measure) -> str:
     """The command's peak RSS, and the sum over its process tree when that is more (workers, a JVM)."""
     tree = f" (tree {m.peak_tree_mb:.0f} MB)" if m.peak_tree_mb > m.peak_rss_mb + 5 else ""
@@ -180,10 +189,8 @@ class Bench:
         best = min(results, key=lambda r: r.seconds if r.exit_code in ok_codes else float("inf"))
         bad = next((r for r in results if r.exit_code not in ok_codes), None)
         wall = max(best.seconds, 1e-6)
-        start = self.startup.get(core)
-        net = wall - start if start is not None and wall - start > 1e-3 else None
-        start_cpu = self.startup_cpu.get(core)
-        net_cpu = best.cpu_seconds - start_cpu if start_cpu is not None and best.cpu_seconds - start_cpu > 1e-3 else None
+        net = _net(wall, self.startup.get(core))
+        net_cpu = _net(best.cpu_seconds, self.startup_cpu.get(core))
         m = Measure(
             row=row, what=what, core=core, argv=argv, bytes=nbytes, records=records,
             wall_s=round(wall, 3), cpu_s=round(best.cpu_seconds, 3),
@@ -337,8 +344,8 @@ def row_dumplog(b: Bench, log: RowLog) -> None:
             def cell(m: Measure | None, kafka_s: float = kafka_s) -> str:
                 if m is None or m.exit_code:
                     return fmt_run(m)
-                net = m.wall_s - b.startup.get(m.core, 0.0)
-                net_s = f" (net {net / kafka_s:.2f}x)" if net > 0 else " (net -: under the start-up)"
+                net = _net(m.wall_s, b.startup.get(m.core))
+                net_s = f" (net {net / kafka_s:.2f}x)" if net else " (net -: within the start-up)"
                 return (f"{m.wall_s:.2f} s = {m.wall_s / kafka_s:.2f}x{net_s}, "
                         f"{m.records_per_s / 1e6:.2f} M rec/s, {rss_text(m)}")
 
@@ -685,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(b, shown))
     print()
     print("MB = 10^6 B, GB = 10^9 B; net = wall less that core's start-up row (net of CPU: CPU seconds less "
-          "the start-up's); met? is the C core's (pure's in brackets), on net wall time.")
+          "the start-up's), shown when the rest is at least a quarter of the start-up; met? is the C core's (pure's in brackets), on net wall time.")
     for lg in b.logs:
         for note in lg.notes:
             print(f"- {note}")
