@@ -19,7 +19,8 @@ keeps the fastest run (and the largest RSS).  Rows (`--rows`, default all), size
   spark     spark-scan --query summary on corpus B at 1 GiB, --master local[2] against --engine local,
             each less its own start-up (spark-scan of a tiny partition): throughput per core ratio
   rss       every offline command at two sizes, s = 256 MiB and 4s (4 segments each, so the segment
-            files grow 4x; fixed distinct keys): peak RSS at both, growth flagged
+            files grow 4x; fixed distinct keys), and index verify / recover on one segment of ~1 KiB
+            batches of each size: peak RSS at both (and summed over the process tree), growth flagged
 
 `--quick` is `--scale 0.02` and, unless --rows names it, no spark row (its eight JVM start-ups are most of
 a quick run): a smoke test, under 2 minutes on a quiet machine.  Inputs are cached in
@@ -390,19 +391,22 @@ def row_offsets(b: Bench, log: RowLog) -> None:
                                         for c, m in ms.items()})))
 
 
-def row_verify(b: Bench, log: RowLog) -> None:
+def small_batch_segment(b: Bench, size: int) -> tuple[Path, dict[str, int]]:
+    """A log dir holding `bench-0`: one segment of `size` bytes of ~1 KiB batches (bench_verify.py's)."""
     from benchmarks.bench_verify import generate as gen_segment
 
-    size = int(1024 * MIB * b.args.scale)
     root = b.data / f"verify-{size}b-1k"
-    logs = root / "logs"
-    pdir = logs / "bench-0"
-    seg = pdir / "00000000000000000000.log"
     if not (root / ".complete").exists():
         shutil.rmtree(root, ignore_errors=True)
-        nbytes, batches = gen_segment(seg, size, 1)
+        nbytes, batches = gen_segment(root / "logs" / "bench-0" / "00000000000000000000.log", size, 1)
         (root / ".complete").write_text(json.dumps({"bytes": nbytes, "batches": batches}))
-    meta = json.loads((root / ".complete").read_text())
+    return root / "logs", json.loads((root / ".complete").read_text())
+
+
+def row_verify(b: Bench, log: RowLog) -> None:
+    logs, meta = small_batch_segment(b, int(1024 * MIB * b.args.scale))
+    pdir = logs / "bench-0"
+    seg = pdir / "00000000000000000000.log"
     nbytes = seg.stat().st_size
     log.inputs["verify"] = {"path": str(logs), **meta}
     warm(seg)
@@ -552,9 +556,19 @@ def row_rss(b: Bench, log: RowLog) -> None:
                                       "offsets_bytes": log_bytes(offsets_root / "__consumer_offsets-0")}
         warm_dir(logs / "demo-0")
         warm_dir(offsets_root / "__consumer_offsets-0")
-        for name, argv, copy_to in rss_commands(b, logs, offsets_root, work):
+        # the recovery walk keeps per-batch and per-index-entry state: ~1 KiB batches show it most
+        small_logs, _ = small_batch_segment(b, size)
+        warm_dir(small_logs / "bench-0")
+        small = [
+            ("index verify, ~1 KiB batches", b.kt("index", "verify", "-q", str(small_logs / "bench-0")), Path()),
+            ("recover --full --dry-run, ~1 KiB batches",
+             b.kt("recover", "-q", "--full", "--dry-run", str(small_logs)), Path()),
+        ]
+        for name, argv, copy_to in rss_commands(b, logs, offsets_root, work) + small:
             prepare = fresh_copy(logs, copy_to) if copy_to != Path() else None
             nb = log_bytes(offsets_root / "__consumer_offsets-0") if name.startswith("offsets") else nbytes
+            if "1 KiB" in name:
+                nb = log_bytes(small_logs / "bench-0")
             for core in b.cores:
                 m = b.run("rss", f"{name} [{label}]", core, argv, nb, prepare=prepare)
                 table.setdefault(name, {}).setdefault(label, {})[core] = m
