@@ -335,7 +335,7 @@ def replay_partition_dir(
             buf = mf.buf
             end = len(buf)
             pos = 0
-            scan = BatchScan(buf, pos, end, release=mf.release)  # resident memory flat whatever the size
+            scan = BatchScan(buf, pos, end)
             batches = iter(scan)
             while True:
                 if fast is not None:
@@ -344,7 +344,7 @@ def replay_partition_dir(
                     rp.records += n
                     if run_end != pos:  # the Python walk resumes where the compiled run stopped
                         pos = run_end
-                        scan = BatchScan(buf, pos, end, release=mf.release)
+                        scan = BatchScan(buf, pos, end)
                         batches = iter(scan)
                 batch = next(batches, None)
                 if batch is None:
