@@ -88,17 +88,22 @@ class Run:
 
 
 class _RssSampler(threading.Thread):
-    """Polls /proc/<pid>/status for the peak RssAnon and RssFile (a diagnostic split of VmHWM)."""
+    """Polls /proc/<pid>/status for the peak RssAnon and RssFile (a diagnostic split of VmHWM), and the
+    peak sum of VmRSS over the process and its descendants (dump-log's workers, spark-scan's JVM: wait4's
+    ru_maxrss is the largest single process, not their sum; shared pages count once per process)."""
 
     def __init__(self, pid: int, interval: float = 0.005) -> None:
         super().__init__(daemon=True)
+        self.pid = pid
         self.path = f"/proc/{pid}/status"
         self.interval = interval
         self.anon_kb = 0
         self.file_kb = 0
+        self.tree_kb = 0
         self.stop = threading.Event()
 
     def run(self) -> None:
+        rounds = 0
         while not self.stop.is_set():
             try:
                 with open(self.path) as f:
@@ -109,7 +114,39 @@ class _RssSampler(threading.Thread):
                             self.file_kb = max(self.file_kb, int(line.split()[1]))
             except (OSError, ValueError):
                 return
+            if rounds % 4 == 0:  # the tree costs a few reads per process: every 20 ms is enough
+                self.tree_kb = max(self.tree_kb, _tree_rss_kb(self.pid))
+            rounds += 1
             self.stop.wait(self.interval)
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """VmRSS of pid and every descendant, summed (0 for processes gone meanwhile)."""
+    total = 0
+    for p in _descendants(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 @dataclass
@@ -120,11 +157,14 @@ class ChildResult:
     anon_kb: int
     file_kb: int
     stderr: str
+    cpu_seconds: float = 0.0  # user + system of the command (wait4), the figure to trust on a shared machine
+    tree_kb: int = 0  # peak VmRSS summed over the command and its descendants (sampled)
 
 
 # Linux starts a child's peak RSS at its parent's peak (fork copies the mm's high-water mark and exec
 # keeps the larger), so wait4/RUSAGE_CHILDREN of a child of this (large) process over-reports.  A
-# small launcher process spawns the command instead and reports its pid, rusage and wall time on fd 3.
+# small launcher process spawns the command instead and reports its pid, rusage (peak RSS, user and
+# system CPU) and wall time on fd 3.
 _LAUNCHER = """
 import os, sys, time
 out = 3
@@ -133,7 +173,8 @@ pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
 os.write(out, b"%d\\n" % pid)
 _, status, usage = os.wait4(pid, 0)
 t1 = time.perf_counter()
-os.write(out, b"%d %r %d\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitcode(status)))
+os.write(out, b"%d %r %d %r\\n" % (usage.ru_maxrss, t1 - t0, os.waitstatus_to_exitcode(status),
+                                   usage.ru_utime + usage.ru_stime))
 """
 
 
@@ -179,7 +220,7 @@ def run_child(argv: list[str], timeout: float, env: dict[str, str] | None = None
             if fd >= 0:
                 os.close(fd)
     stderr = b"".join(err_chunks).decode("utf-8", "replace")[-2000:]
-    if len(last) != 3:
+    if len(last) != 4:
         if timed_out.is_set():
             stderr = f"timed out after {timeout:g} s"
         return ChildResult(0.0, launcher.returncode or 3, 0, 0, 0, stderr or "launcher failed")
@@ -190,6 +231,8 @@ def run_child(argv: list[str], timeout: float, env: dict[str, str] | None = None
         anon_kb=sampler.anon_kb if sampler else 0,
         file_kb=sampler.file_kb if sampler else 0,
         stderr=stderr,
+        cpu_seconds=float(last[3]),
+        tree_kb=sampler.tree_kb if sampler else 0,
     )
 
 

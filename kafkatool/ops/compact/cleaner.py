@@ -114,6 +114,7 @@ class Cleaner:
                     if self._map_put(seg, to_decode, decoded, lasts, start, pending_bytes):
                         return True
                     to_decode, decoded, lasts, records, pending_bytes = [], [], [], 0, 0
+                    mf.release(b.end)  # every batch read is in the map: drop the mapped pages behind
             if self._map_put(seg, to_decode, decoded, lasts, start, pending_bytes):
                 return True
         if not self.cfg.before_kip534:
@@ -291,6 +292,7 @@ class Cleaner:
                 if pending_records >= RECORDS_PER_JUDGEMENT or pending_bytes >= CLEAN_BYTES_PER_JUDGEMENT:
                     self._write_chunks(seg, pending, out, retain_segment_deletes)
                     pending, pending_bytes, pending_records = [], 0, 0
+                    mf.release(chunk[-1].end)  # every chunk read is written: drop the mapped pages behind
             if pending:
                 self._write_chunks(seg, pending, out, retain_segment_deletes)
 

@@ -144,7 +144,7 @@ class PartitionLog:
         for seg in self.segments:
             seg.next_offset = seg.base_offset
             with MappedFile(seg.files.log) as mf:
-                scan = BatchScan(mf.buf)
+                scan = BatchScan(mf.buf, release=mf.release)  # resident memory flat whatever the segment size
                 for b in scan:
                     if not b.is_valid():
                         raise CorruptRecordError(
