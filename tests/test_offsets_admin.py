@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -156,22 +155,21 @@ def test_leader_moves_and_old_brokers() -> None:
             bo.close()
 
 
-def test_sampling_measures_rates() -> None:
+def test_sampling_measures_rates(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeKafkaCluster(brokers=1) as c:
         c.add_topic("t", 1, log_end=100)
         c.add_group("g", offsets={("t", 0): (40, "")})
+        first_sample = rep.sample_key
 
-        def progress() -> None:
-            # move the group and the log only once the first sample was taken (not after a fixed
-            # delay: on a loaded machine the command may not have sampled yet)
-            deadline = time.monotonic() + 60
-            while not c.count("ListOffsets") and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(0.1)
+        def progress(reports):  # type: ignore[no-untyped-def]
+            # move the group and the log exactly between the two samples: once the first is taken,
+            # before the second starts (a thread with a delay lost that race on a loaded machine)
+            key = first_sample(reports)
             c.partition("t", 0).log_end = 110
             c.groups["g"].offsets[("t", 0)] = (70, "")
+            return key
 
-        threading.Thread(target=progress, daemon=True).start()
+        monkeypatch.setattr(rep, "sample_key", progress)
         rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "g", "--sample", "1", "--format", "json")
         assert rc == 0, err
         (row,) = json.loads(out)
