@@ -338,7 +338,7 @@ def test_not_coordinator_and_load_in_progress_are_retried(cluster: FakeKafkaClus
     start = time.monotonic()
     rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--timeout", "2")
     assert (rc, out) == (3, ""), err
-    assert time.monotonic() - start < 2 + 3
+    assert time.monotonic() - start < 2 + 8  # ends at the deadline, not after endless retries (slack: a slow CI)
     assert err.startswith("kafkatool: offsets: DescribeGroups: no answer within --timeout 2s (last error: ")
     assert "CoordinatorLoadInProgress" in err and err.count("\n") == 1
 
@@ -353,7 +353,9 @@ def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaC
     rc, out, err = cli("offsets", "--bootstrap-server", others, "--group", "app", "--timeout", "3")
     elapsed = time.monotonic() - start
     assert (rc, out) == (3, ""), err
-    assert elapsed < 3 + 2, elapsed
+    # ends at the deadline, not after the client's own 10 s request timeout (the bug took 10.8 s); the
+    # slack is for a slow CI machine
+    assert elapsed < 3 + 6, elapsed
     assert "no answer within --timeout 3s" in err and err.count("\n") == 1, err
 
 
