@@ -110,3 +110,14 @@ def _click_tree_built_once():  # type: ignore[no-untyped-def]
     mp.setattr(typer.testing, "_get_command", get_command)
     yield
     mp.undo()
+
+
+@pytest.fixture
+def refused_port():  # type: ignore[no-untyped-def]
+    """A 127.0.0.1 port that refuses connections for the whole test: bound and never listened on, so no
+    other process can take it between the moment it is picked and the moment the test connects."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]

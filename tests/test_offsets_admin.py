@@ -4,7 +4,6 @@ real kafka-python client): describe texts, time lag, batching per broker, reset,
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -232,10 +231,8 @@ def test_export_and_end_offsets(cluster: FakeKafkaCluster) -> None:
     assert rc == 2 and err.startswith("kafkatool: Malformed time argument yesterday")
 
 
-def test_usage_errors_and_unreachable_cluster() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens here once closed
+def test_usage_errors_and_unreachable_cluster(refused_port: int) -> None:
+    port = refused_port
     start = time.monotonic()
     rc, out, err = cli("offsets", "--bootstrap-server", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2")
     assert rc == 3 and out == "" and err.startswith("kafkatool: ") and err.count("\n") == 1
