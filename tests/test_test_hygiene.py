@@ -73,3 +73,11 @@ def test_wall_clock_bounds_leave_room_for_a_loaded_machine() -> None:
                     if bound is not None and bound < MIN_WALL_CLOCK_BOUND:
                         tight.append(f"{name}:{cmp.lineno} (< {bound:g} s)")
     assert tight == [], f"wall-clock bounds too tight for a loaded machine: {tight}"
+
+
+def test_no_test_picks_a_port_and_closes_it() -> None:
+    """A port picked free and closed may be taken by another process before the test uses it: a test that
+    needs a refusing port takes the `refused_port` fixture (held, never listened on) instead."""
+    pickers = [f"{name}:{node.lineno}" for name, src in _test_sources().items() for node in ast.walk(ast.parse(src))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "bind"]
+    assert pickers == [], f"tests binding a socket themselves (use the refused_port fixture): {pickers}"
