@@ -24,6 +24,7 @@ import pytest
 
 from kafkatool.cluster import logdirs as live
 from kafkatool.release import parse_release
+from tests.support.cli import run_console
 from tests.support.fake_admin import FakeKafka
 from tests.support.kwire import MATRIX
 
@@ -309,7 +310,7 @@ def cluster(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kafkatool", *args], capture_output=True, text=True, timeout=120)
+    return run_console(*args)  # what `python -m kafkatool` prints and returns, in this process
 
 
 def _answers(k: FakeKafka) -> dict[int, list[live.LogDirInfo]]:

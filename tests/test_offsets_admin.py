@@ -4,8 +4,6 @@ real kafka-python client): describe texts, time lag, batching per broker, reset,
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -156,22 +154,21 @@ def test_leader_moves_and_old_brokers() -> None:
             bo.close()
 
 
-def test_sampling_measures_rates() -> None:
+def test_sampling_measures_rates(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeKafkaCluster(brokers=1) as c:
         c.add_topic("t", 1, log_end=100)
         c.add_group("g", offsets={("t", 0): (40, "")})
+        first_sample = rep.sample_key
 
-        def progress() -> None:
-            # move the group and the log only once the first sample was taken (not after a fixed
-            # delay: on a loaded machine the command may not have sampled yet)
-            deadline = time.monotonic() + 60
-            while not c.count("ListOffsets") and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(0.1)
+        def progress(reports):  # type: ignore[no-untyped-def]
+            # move the group and the log exactly between the two samples: once the first is taken,
+            # before the second starts (a thread with a delay lost that race on a loaded machine)
+            key = first_sample(reports)
             c.partition("t", 0).log_end = 110
             c.groups["g"].offsets[("t", 0)] = (70, "")
+            return key
 
-        threading.Thread(target=progress, daemon=True).start()
+        monkeypatch.setattr(rep, "sample_key", progress)
         rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "g", "--sample", "1", "--format", "json")
         assert rc == 0, err
         (row,) = json.loads(out)
@@ -234,10 +231,8 @@ def test_export_and_end_offsets(cluster: FakeKafkaCluster) -> None:
     assert rc == 2 and err.startswith("kafkatool: Malformed time argument yesterday")
 
 
-def test_usage_errors_and_unreachable_cluster() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens here once closed
+def test_usage_errors_and_unreachable_cluster(refused_port: int) -> None:
+    port = refused_port
     start = time.monotonic()
     rc, out, err = cli("offsets", "--bootstrap-server", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2")
     assert rc == 3 and out == "" and err.startswith("kafkatool: ") and err.count("\n") == 1
@@ -340,11 +335,14 @@ def test_not_coordinator_and_load_in_progress_are_retried(cluster: FakeKafkaClus
     start = time.monotonic()
     rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--timeout", "2")
     assert (rc, out) == (3, ""), err
-    assert time.monotonic() - start < 2 + 3
+    assert time.monotonic() - start < 2 + 8  # ends at the deadline, not after endless retries (slack: a slow CI)
     assert err.startswith("kafkatool: offsets: DescribeGroups: no answer within --timeout 2s (last error: ")
     assert "CoordinatorLoadInProgress" in err and err.count("\n") == 1
 
 
+# the deadline is the same code at every release; the oldest and newest cover both FindCoordinator forms
+# (one group per request, and batched from v4), and each costs the whole --timeout
+@pytest.mark.parametrize("cluster", [MATRIX[0], MATRIX[-1]], indirect=True)
 def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaCluster) -> None:
     """A broker that accepts connections and never answers: the whole command stays within --timeout
     and the message names the user's value (it used to take 10.8 s and say 'after 9999 ms')."""
@@ -355,7 +353,9 @@ def test_a_frozen_coordinator_costs_no_more_than_the_timeout(cluster: FakeKafkaC
     rc, out, err = cli("offsets", "--bootstrap-server", others, "--group", "app", "--timeout", "3")
     elapsed = time.monotonic() - start
     assert (rc, out) == (3, ""), err
-    assert elapsed < 3 + 2, elapsed
+    # ends at the deadline, not after the client's own 10 s request timeout (the bug took 10.8 s); the
+    # slack is for a slow CI machine
+    assert elapsed < 3 + 6, elapsed
     assert "no answer within --timeout 3s" in err and err.count("\n") == 1, err
 
 
@@ -388,6 +388,8 @@ def test_kafka_40_describe_and_reset_order(cluster: FakeKafkaCluster) -> None:
     assert [p for g, _, p in rows if g == "four"] == ["3", "2", "1", "0"]
 
 
+# the stream order is the tool text's (chosen by --kafka-release), not the broker's: one broker release
+@pytest.mark.parametrize("cluster", MATRIX[-1:], indirect=True)
 def test_kafka_40_state_line_is_written_before_the_table(cluster: FakeKafkaCluster) -> None:
     """One stream, as a terminal shows it: 4.0 writes the stderr line first, 3.3's tool after."""
     import subprocess

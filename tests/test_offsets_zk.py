@@ -128,12 +128,8 @@ def test_end_offsets_via_zookeeper(zk_cluster: tuple[str, FakeKafkaCluster, Any]
     assert (rc, out) == (0, "old-v1:0:84\nold-v1:1:80\n"), err
 
 
-def test_unreachable_zookeeper_is_one_line_and_exit_3() -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_unreachable_zookeeper_is_one_line_and_exit_3(refused_port: int) -> None:
+    port = refused_port
     rc, out, err = cli("offsets", "--zookeeper", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2")
     assert rc == 3 and out == "" and err.startswith("kafkatool: ") and err.count("\n") == 1
 

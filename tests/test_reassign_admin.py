@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -223,10 +222,8 @@ def test_verify_completed_clears_throttles_with_exit_0(kafka: FakeKafka, tmp_pat
     assert kafka.configs == {}
 
 
-def test_unreachable_bootstrap_is_one_line_and_exit_3(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_unreachable_bootstrap_is_one_line_and_exit_3(tmp_path: Path, refused_port: int) -> None:
+    port = refused_port
     start = time.monotonic()
     r = run_kafkatool("reassign", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.out == "" and r.err.count("\n") == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -261,10 +260,8 @@ def test_cancel_needs_the_admin_api_and_bad_input_exits_2(kafka: ZkKafka, tmp_pa
     assert r.code == 2 and "exactly one action" in r.err
 
 
-def test_unreachable_zookeeper_is_one_line_and_exit_3(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_unreachable_zookeeper_is_one_line_and_exit_3(tmp_path: Path, refused_port: int) -> None:
+    port = refused_port
     start = time.monotonic()
     r = run_kafkatool("reassign", "--zookeeper", f"127.0.0.1:{port}", "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.out == ""

@@ -39,3 +39,45 @@ def test_random_plans_are_seeded() -> None:
                 if "--generate" in args and "--compare" in args and "--seed" not in args:
                     unseeded.append(f"{name}:{node.lineno}")
     assert unseeded == [], f"unseeded random reassignment plans in tests: {unseeded}"
+
+
+MIN_WALL_CLOCK_BOUND = 9.0  # seconds: below this a bound guesses the machine's speed, not the behaviour
+
+
+def _elapsed(node: ast.expr) -> bool:
+    """`time.monotonic() - start` (or time(), perf_counter()), or a name that holds such a difference."""
+    if isinstance(node, ast.Name):
+        return "elapsed" in node.id
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call)
+            and isinstance(node.left.func, ast.Attribute)
+            and node.left.func.attr in ("monotonic", "time", "perf_counter"))
+
+
+def _seconds(node: ast.expr) -> float | None:
+    """The value of a bound made of numbers and arithmetic (e.g. `3 + 6`), else None."""
+    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(node)):
+        return None
+    value = eval(compile(ast.Expression(node), "<bound>", "eval"), {"__builtins__": {}})  # noqa: S307
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def test_wall_clock_bounds_leave_room_for_a_loaded_machine() -> None:
+    """`assert elapsed < 3 + 2` failed on a busy CI machine: a test bounding wall-clock time must leave
+    MIN_WALL_CLOCK_BOUND seconds at least (assert the behaviour; bound only what a regression would blow)."""
+    tight = []
+    for name, src in _test_sources().items():
+        for node in ast.walk(ast.parse(src)):
+            for cmp in (n for n in ast.walk(node) if isinstance(n, ast.Compare)) if isinstance(node, ast.Assert) else ():
+                if _elapsed(cmp.left) and isinstance(cmp.ops[0], (ast.Lt, ast.LtE)):
+                    bound = _seconds(cmp.comparators[0])
+                    if bound is not None and bound < MIN_WALL_CLOCK_BOUND:
+                        tight.append(f"{name}:{cmp.lineno} (< {bound:g} s)")
+    assert tight == [], f"wall-clock bounds too tight for a loaded machine: {tight}"
+
+
+def test_no_test_picks_a_port_and_closes_it() -> None:
+    """A port picked free and closed may be taken by another process before the test uses it: a test that
+    needs a refusing port takes the `refused_port` fixture (held, never listened on) instead."""
+    pickers = [f"{name}:{node.lineno}" for name, src in _test_sources().items() for node in ast.walk(ast.parse(src))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "bind"]
+    assert pickers == [], f"tests binding a socket themselves (use the refused_port fixture): {pickers}"

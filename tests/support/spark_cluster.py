@@ -4,14 +4,16 @@ The daemons are the JVM classes `bin/spark-class` would start (`deploy.master.Ma
 `deploy.worker.Worker`), launched with `java` directly in a process group of their own so the
 fixture can end them all.  The wheel has no build directories and no RELEASE file, so the workers
 are told the Scala version (SPARK_SCALA_VERSION), as `load-spark-env.sh` does for them.
+The master binds a port of its choosing (`--port 0`) and the fixture reads the URL from its log: a
+port picked free beforehand may be taken by another process before the master binds it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,21 +22,16 @@ from pathlib import Path
 import pytest
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(path: Path, text: str, proc: subprocess.Popen, limit: float) -> None:
+def _wait_for(path: Path, pattern: str, proc: subprocess.Popen, limit: float) -> re.Match[str]:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        if path.exists() and text in path.read_text(errors="replace"):
-            return
+        found = re.search(pattern, path.read_text(errors="replace")) if path.exists() else None
+        if found:
+            return found
         if proc.poll() is not None:
             raise RuntimeError(f"{proc.args[-1]} exited: {path.read_text(errors='replace')[-2000:]}")
         time.sleep(0.2)
-    raise TimeoutError(f"no {text!r} in {path} within {limit:g} s")
+    raise TimeoutError(f"no {pattern!r} in {path} within {limit:g} s")
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +47,6 @@ def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     home = Path(pyspark.__file__).parent
     work = tmp_path_factory.mktemp("spark-standalone")
-    port = _free_port()
-    master_url = f"spark://127.0.0.1:{port}"
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_SCALA_VERSION="2.13", SPARK_LOCAL_IP="127.0.0.1")
     base = [java, "-Xmx256m", "-cp", f"{home}/jars/*"]
     procs: list[subprocess.Popen] = []
@@ -66,8 +61,9 @@ def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     try:
         master, mlog = start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                             "--port", str(port), "--webui-port", "0")
-        _wait_for(mlog, "Starting Spark master at", master, 120)
+                             "--port", "0", "--webui-port", "0")
+        master_url = _wait_for(mlog, r"Starting Spark master at (spark://127\.0\.0\.1:[1-9][0-9]*)", master,
+                               120).group(1)
         for i in (1, 2):
             w, wlog = start(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                             "--cores", "1", "--memory", "1g", "--webui-port", "0",
