@@ -148,7 +148,7 @@ def spark_child(master: str, path: str, split: int, levels: list[str], repeat: i
     """Runs inside a fresh process: one session on `master`, start-up, then each level `repeat` times."""
     from pyspark.sql import functions as F
 
-    from kafkatool.slices.planning import plan_tasks
+    from kafkatool.slices import planning
     from kafkatool.spark import queries as q
     from kafkatool.spark.session import spark_session
 
@@ -156,8 +156,9 @@ def spark_child(master: str, path: str, split: int, levels: list[str], repeat: i
     cpu = lambda: tree_cpu(me)  # noqa: E731
     t0 = time.perf_counter()
     result: dict[str, Any] = {"master": master}
-    sql = any(level not in QUERIES for level in levels)  # the queries need no SparkSession, as in spark-scan
-    with spark_session(master, conf, sql=sql) as session:
+    rdd = hasattr(q, "summary_rows")  # else a checkout from before the RDD queries (a "before" number)
+    sql = not rdd or any(level not in QUERIES for level in levels)  # as spark-scan: no SparkSession
+    with spark_session(master, conf, **({"sql": sql} if rdd else {})) as session:
         spark = session.spark
         sc = spark if not sql else spark.sparkContext
         result["session"] = time.perf_counter() - t0
@@ -167,13 +168,20 @@ def spark_child(master: str, path: str, split: int, levels: list[str], repeat: i
         result["startup_cpu"] = sum(cpu().values())
         cores = sc.defaultParallelism
         opts = q.SourceOptions(split_size=split) if split else q.SourceOptions(min_partitions=cores)
-        result["tasks"] = len(plan_tasks([path], opts.split_size, use_index=True, min_partitions=opts.min_partitions))
+        if rdd:
+            result["tasks"] = len(planning.plan_tasks([path], opts.split_size, min_partitions=opts.min_partitions))
+        else:
+            result["tasks"] = q.load(spark, [path], opts, "batch").rdd.getNumPartitions()
         for level in levels:
             if level in QUERIES:
                 fn = {
                     "summary": lambda: q.summary_rows(spark, [path], opts),
                     "keys": lambda: q.top_keys_rows(spark, [path], opts, 20),
                     "timeline": lambda: q.timeline_rows(spark, [path], opts),
+                }[level] if rdd else {
+                    "summary": lambda: q.rows(q.summary(spark, [path], opts)),
+                    "keys": lambda: q.rows(q.top_keys(spark, [path], opts, 20)),
+                    "timeline": lambda: q.rows(q.timeline(spark, [path], opts)),
                 }[level]
                 res = measured(lambda fn=fn: (fn(), 0)[1], repeat, cpu)
             else:

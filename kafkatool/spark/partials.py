@@ -72,10 +72,11 @@ def _disjoint(chunks: Sequence[KeyChunk]) -> bool:
     """Whether no key is in two chunks (the keys of one task's chunk are distinct)."""
     if len(chunks) < 2:
         return True
-    union: set[bytes] = set()
-    for c in chunks:
-        union.update(c.keys.to_pylist())
-    return len(union) == sum(len(c.keys) for c in chunks)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    # Arrow's hash table: about half of a Python set's time over the same keys (no bytes objects made)
+    return len(pc.unique(pa.chunked_array([c.keys for c in chunks]))) == sum(len(c.keys) for c in chunks)
 
 
 # -- summary -------------------------------------------------------------------------------------
