@@ -27,6 +27,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 from kafkatool.ops.scan import Scan, ScanSettings, _Partition, scan_slice, sort_key_rows
@@ -58,13 +59,16 @@ class KeyChunk:
     settled: Any  # summary: sum of the keys' latest payloads; keys: this chunk's top rows
 
 
-def _chunk(keys: list[bytes], columns: Sequence[list[int]], settled: Any) -> KeyChunk:
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+
+
+def _chunk(keys: list[bytes], columns: Sequence[array], settled: Any) -> KeyChunk:
     """Arrow arrays straight from buffers: `pa.array` would import pandas in every worker (~1 s)."""
     import pyarrow as pa
 
     ends = array("q", accumulate(map(len, keys), initial=0))
     binary = pa.Array.from_buffers(pa.large_binary(), len(keys), [None, pa.py_buffer(ends), pa.py_buffer(b"".join(keys))])
-    ints = tuple(pa.Array.from_buffers(pa.int64(), len(c), [None, pa.py_buffer(array("q", c))]) for c in columns)
+    ints = tuple(pa.Array.from_buffers(pa.int64(), len(c), [None, pa.py_buffer(c)]) for c in columns)
     return KeyChunk(binary, ints, settled)
 
 
@@ -165,12 +169,13 @@ def _summary_part(acc: Scan, split: frozenset[Any]) -> SummaryPart:
         part.partitions[tp] = p
         if not keys:
             continue
-        values = keys.values()
-        part.keyed_payload[tp] = sum(v[1] for v in values)
-        latest = [v[2] for v in values]
-        latest_sum = sum(n for _, n in latest)
+        values = keys.values()  # [count, payload bytes, (offset, payload) of the latest record]
+        part.keyed_payload[tp] = sum(map(_SECOND, values))  # map + itemgetter: ~2x a comprehension
+        latest = list(map(_THIRD, values))
+        latest_payloads = array("q", map(_SECOND, latest))
+        latest_sum = sum(latest_payloads)
         if tp in split:
-            part.chunks[tp] = [_chunk(list(keys), ([o for o, _ in latest], [n for _, n in latest]), latest_sum)]
+            part.chunks[tp] = [_chunk(list(keys), (array("q", map(_FIRST, latest)), latest_payloads), latest_sum)]
         else:
             part.distinct[tp] = len(keys)
             part.latest_payload[tp] = latest_sum
@@ -241,7 +246,8 @@ def _keys_part(acc: Scan, split: frozenset[Any], top: int, by: str) -> KeysPart:
         best = _top_rows(topic, keys, top, by)
         if topic in split:
             values = keys.values()
-            columns = ([v[0] for v in values], [v[1] for v in values], [v[2] for v in values])
+            columns = (array("q", map(_FIRST, values)), array("q", map(_SECOND, values)),
+                       array("q", map(_THIRD, values)))
             part.chunks[topic] = [_chunk(list(keys), columns, best)]
         else:
             part.candidates.extend(best)
