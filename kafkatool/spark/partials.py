@@ -12,11 +12,11 @@ that task's distinct keys of it are final (and a topic whole in one group settle
 Map (one task per group): the single-process engine's accumulator (`kafkatool.ops.scan.Scan`) over the
 group; what is final is reduced to a few numbers (or `top` candidate rows); the keys of a split
 partition (summary) or topic (keys) go back whole, with their latest record or their counts.
-Driver: sums the numbers; for a split unit it first checks whether any key was read by two tasks (a
-set of the keys: the usual answer for high-cardinality keys is no, and then each task's own numbers
-add up); only if some were, it merges that unit's keys in a dict, as `Scan` would have.  The driver
-holds the keys of split units at the end (about key length + 40 bytes each, briefly): `--approx`
-is for logs where that is too much.
+Driver: sums the numbers; for a split unit it first checks whether any key was read by two tasks
+(Arrow's hash table over the keys: for high-cardinality keys the usual answer is no, and then each
+task's own numbers add up); only if some were, it merges that unit's keys in a dict, as `Scan` would
+have.  The driver holds the keys of split units at the end (key length + 24 bytes each in Arrow,
+~150 more in the dict of a merge): `--approx` is for logs where that is too much.
 """
 
 from __future__ import annotations
