@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"path": args.path, "master": args.master, "load": os.getloadavg()}
     phases: dict[str, float] = {"imports": time.perf_counter() - t0}
     conf = SparkConf(loadDefaults=True)
-    for k, v in s.session_conf(args.master, dict(c.split("=", 1) for c in args.spark_conf)).items():
+    extra = dict(c.split("=", 1) for c in args.spark_conf)
+    for k, v in s.session_conf(args.master, extra, sql=args.sql).items():
         conf.set(k, v)
     guard = s.JvmGuard()
     with open(os.devnull, "wb") as log:
