@@ -82,12 +82,12 @@ def test_differential(spark, logs: Path) -> None:  # noqa: F811
     paths = [str(logs)] + [str(d) for d in real if d.is_dir()]
     options = q.SourceOptions(min_partitions=3)
     expected = scan(paths, ScanSettings())
-    assert q.rows(q.summary(spark, paths, options)) == expected.summary_rows()
-    assert q.rows(q.top_keys(spark, paths, options, 40)) == expected.key_rows(40)
-    assert q.rows(q.top_keys(spark, paths, options, 40, "payload_bytes")) == expected.key_rows(40, "payload_bytes")
-    assert q.rows(q.timeline(spark, paths, options)) == expected.timeline_rows()
+    assert q.summary_rows(spark, paths, options) == expected.summary_rows()
+    assert q.top_keys_rows(spark, paths, options, 40) == expected.key_rows(40)
+    assert q.top_keys_rows(spark, paths, options, 40, "payload_bytes") == expected.key_rows(40, "payload_bytes")
+    assert q.rows(q.timeline(spark, paths, options)) == expected.timeline_rows()  # the DataFrame API too
     # segments cut across ~20 tasks: their keys, segments and minima merge across tasks
-    assert q.rows(q.summary(spark, [str(logs)], _options(SPLIT))) == scan([str(logs)]).summary_rows()
+    assert q.summary_rows(spark, [str(logs)], _options(SPLIT)) == scan([str(logs)]).summary_rows()
 
 
 def test_approx_summary_is_close(spark, logs: Path) -> None:  # noqa: F811

@@ -225,7 +225,7 @@ def _run_spark(
 ) -> list[dict[str, Any]] | None:
     from kafkatool.cli.app import _state
     from kafkatool.spark import queries as q
-    from kafkatool.spark.session import JobWatcher, explain_error, spark_session
+    from kafkatool.spark.session import JobWatcher, context_of, explain_error, spark_session
 
     log_path = None
     try:
@@ -233,37 +233,42 @@ def _run_spark(
             stack.enter_context(_sigterm_as_interrupt())  # so the JVM is ended on `kill` as on Ctrl-C
             with progress("starting Spark", None, quiet=quiet):  # the JVM takes a while to come up
                 session = stack.enter_context(
-                    spark_session(master, conf, jvm_log=not _state["debug"], executor_timeout=executor_timeout)
+                    spark_session(master, conf, jvm_log=not _state["debug"], executor_timeout=executor_timeout,
+                                  sql=query == "sql" or approx or bool(output))
                 )
             log_path = session.log_path
-            spark = session.spark
+            spark = session.spark  # without sql, only a SparkContext: the exact queries are RDD jobs
             opts = q.SourceOptions(
                 split_size=settings.split_size,
-                min_partitions=spark.sparkContext.defaultParallelism,
+                min_partitions=context_of(spark).defaultParallelism,
                 on_corrupt=settings.on_corrupt,
                 verify_crc=settings.verify_crc,
                 use_index=settings.use_index,
                 topics=topics,
             )
-            if query == "summary":
-                df = q.summary(spark, paths, opts, approx=approx)
-            elif query == "keys":
-                df = q.top_keys(spark, paths, opts, top, by)
-            elif query == "timeline":
-                df = q.timeline(spark, paths, opts)
-            else:
+            compute = {  # the exact queries: RDD jobs whose small results come back as rows
+                "summary": None if approx else lambda: q.summary_rows(spark, paths, opts),
+                "keys": lambda: q.top_keys_rows(spark, paths, opts, top, by),
+                "timeline": lambda: q.timeline_rows(spark, paths, opts),
+            }.get(query)
+            df = None
+            if query == "summary" and approx:
+                df = q.summary(spark, paths, opts, approx=True)
+            elif query == "sql":
                 q.register_views(spark, paths, opts)
                 df = spark.sql(sql)
             with progress(f"spark-scan {query}", None, quiet=quiet) as bar, JobWatcher(
                 spark, lambda done, total: bar.update(completed=done, total=total or None)
             ):
-                if output:
+                result = None
+                if compute is not None:
+                    result = compute()
+                    if output:
+                        df, result = q.frame(spark, query, result), None
+                if df is not None and output:
                     _write(df, query, output, output_format, overwrite)
-                    result = None
-                elif query == "sql" and limit:
-                    result = q.rows(df.limit(limit + 1))
-                else:
-                    result = q.rows(df)
+                elif df is not None:
+                    result = q.rows(df.limit(limit + 1) if query == "sql" and limit else df)
     except (CliError, typer.Exit):
         raise
     except Exception as exc:  # Spark reports everything (task failures, bad SQL) as exceptions

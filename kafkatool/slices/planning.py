@@ -448,3 +448,12 @@ def pack_slices(slices: Sequence[Slice], target: int, open_cost: int | None = No
     if current:
         groups.append(current)
     return groups
+
+
+def plan_tasks(paths: Sequence[str], split_size: int, flt: ScanFilter = NO_FILTER, use_index: bool = True,
+               min_partitions: int | None = None) -> list[list[Slice]]:
+    """The slices of each parallel task: discovered, cut and packed as the Spark engines read them."""
+    segments = discover(paths)
+    sizes = [s.size for s in segments if flt.accepts(s.topic, s.partition)]
+    split = effective_split_size(sizes, split_size, min_partitions)
+    return pack_slices(plan_slices(segments, split, flt, use_index), split)

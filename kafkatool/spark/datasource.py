@@ -64,10 +64,7 @@ from kafkatool.slices.planning import (
     ScanFilter,
     ScanInputError,
     Slice,
-    discover,
-    effective_split_size,
-    pack_slices,
-    plan_slices,
+    plan_tasks,
 )
 from kafkatool.slices.reading import check_policy, decode_records, read_slice, uncompressed_size
 
@@ -271,11 +268,7 @@ class KafkaLogReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         o = self.options
-        segments = discover(o.paths)
-        sizes = [s.size for s in segments if self.filter.accepts(s.topic, s.partition)]
-        split = effective_split_size(sizes, o.split_size, o.min_partitions)
-        slices = plan_slices(segments, split, self.filter, o.use_index)
-        return [SliceGroup(group) for group in pack_slices(slices, split)]
+        return [SliceGroup(g) for g in plan_tasks(o.paths, o.split_size, self.filter, o.use_index, o.min_partitions)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from pyspark.sql.pandas.types import to_arrow_schema

@@ -28,10 +28,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from kafkatool.slices.planning import ScanInputError
 from kafkatool.slices.reading import CORRUPT_MARK
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "kafkatool spark-scan"
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -58,7 +60,7 @@ def local_parallelism(master: str) -> int | None:
     return os.cpu_count() or 1 if n == "*" else int(n)
 
 
-def session_conf(master: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+def session_conf(master: str | None, extra: dict[str, str] | None = None, sql: bool = True) -> dict[str, str]:
     """The settings kafkatool starts a session with; `extra` (--spark-conf) wins over every default."""
     conf = {
         "spark.app.name": APP_NAME,
@@ -72,6 +74,11 @@ def session_conf(master: str | None, extra: dict[str, str] | None = None) -> dic
     cores = local_parallelism(master) if master else None
     if cores is not None:
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * cores))
+        if not sql:
+            # The driver is the executor here, and for RDD jobs it mostly moves bytes: the C1 compiler
+            # alone and the serial collector halve the JVM's start-up CPU and cut its CPU per query 3x
+            # (issue 14).  Spark SQL's generated code wants C2: record-level SQL ran 40% slower on C1.
+            conf["spark.driver.extraJavaOptions"] = LOCAL_JVM_OPTIONS
         conf["spark.pyspark.python"] = sys.executable
         conf["spark.pyspark.driver.python"] = sys.executable
     conf.update(extra or {})
@@ -80,7 +87,7 @@ def session_conf(master: str | None, extra: dict[str, str] | None = None) -> dic
 
 @dataclass
 class Session:
-    spark: Any
+    spark: Any  # a SparkSession, or a bare SparkContext when started with sql=False
     log_path: str | None  # where the JVM writes its log (None when it writes to the terminal)
     owned: bool  # started here, so stopped here
 
@@ -91,13 +98,15 @@ def spark_session(
     extra_conf: dict[str, str] | None = None,
     jvm_log: bool = True,
     executor_timeout: float = 120.0,
+    sql: bool = True,
 ) -> Iterator[Session]:
     """A session for one command: reuses an active one (tests, notebooks), else starts and stops one.
 
     master None means local[*], or whatever spark-submit was given when it launched us.  With
     jvm_log the JVM's stdout/stderr go to a temporary log file (removed after a clean run).  On a
     cluster master, waits up to executor_timeout seconds for a first executor, so a wrong or busy
-    master fails with a message instead of waiting forever.
+    master fails with a message instead of waiting forever.  sql=False starts only a SparkContext,
+    for RDD jobs: a SparkSession's SQL machinery costs seconds of start-up they do not need.
     """
     from pyspark.sql import SparkSession
 
@@ -109,7 +118,7 @@ def spark_session(
         return
     if master is None and not under_spark_submit():
         master = DEFAULT_MASTER
-    conf_map = session_conf(master, extra_conf)
+    conf_map = session_conf(master, extra_conf, sql)
     if conf_map.get("spark.pyspark.python"):
         os.environ.setdefault("PYSPARK_PYTHON", conf_map["spark.pyspark.python"])
     log_path = None
@@ -122,8 +131,8 @@ def spark_session(
     guard = JvmGuard()
     try:
         cluster = local_parallelism(master or "") is None
-        spark = _start_within(conf_map, log_file, executor_timeout if cluster else None, log_path, guard)
-        master_used = spark.sparkContext.master
+        spark = _start_within(conf_map, log_file, executor_timeout if cluster else None, log_path, guard, sql)
+        master_used = context_of(spark).master
         if local_parallelism(master_used) is None:
             _wait_for_executors(spark, master_used, executor_timeout, log_path)
         try:
@@ -288,7 +297,8 @@ def _quietly(fn: Callable[[], Any]) -> None:
 
 
 def _start_within(
-    conf_map: dict[str, str], log_file: Any, timeout: float | None, log_path: str | None, guard: JvmGuard
+    conf_map: dict[str, str], log_file: Any, timeout: float | None, log_path: str | None, guard: JvmGuard,
+    sql: bool = True,
 ) -> Any:
     """_start, given up after timeout seconds (a standalone master that never answers blocks a minute).
 
@@ -297,14 +307,14 @@ def _start_within(
     where = f" (Spark log: {log_path})" if log_path else ""
     if timeout is None:
         try:
-            return _start(conf_map, log_file, guard)
+            return _start(conf_map, log_file, guard, sql)
         except SparkStartError as exc:
             raise SparkStartError(f"{exc}{where}") from exc
     box: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            box["spark"] = _start(conf_map, log_file, guard)
+            box["spark"] = _start(conf_map, log_file, guard, sql)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             box["error"] = exc
 
@@ -321,7 +331,7 @@ def _start_within(
 _LAUNCH_LOCK = threading.Lock()
 
 
-def _start(conf_map: dict[str, str], log_file: Any, guard: JvmGuard) -> Any:
+def _start(conf_map: dict[str, str], log_file: Any, guard: JvmGuard, sql: bool = True) -> Any:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -332,6 +342,8 @@ def _start(conf_map: dict[str, str], log_file: Any, guard: JvmGuard) -> Any:
         if SparkContext._gateway is None and not under_spark_submit():
             gateway = _launch_gateway(conf, log_file, guard)
             SparkContext(conf=conf, gateway=gateway)
+        if not sql:
+            return SparkContext.getOrCreate(conf)
         return SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -352,8 +364,13 @@ def _launch_gateway(conf: Any, log_file: Any, guard: JvmGuard) -> Any:
             java_gateway.Popen = plain  # type: ignore[misc]
 
 
+def context_of(spark: Any) -> Any:
+    """The SparkContext of a SparkSession (or the SparkContext itself)."""
+    return getattr(spark, "sparkContext", spark)
+
+
 def _wait_for_executors(spark: Any, master: str, timeout: float, log_path: str | None) -> None:
-    sc = spark.sparkContext
+    sc = context_of(spark)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         jsc = sc._jsc  # noqa: SLF001 - the executor list is only on the JVM side
@@ -373,7 +390,7 @@ class JobWatcher:
     """Follows the tasks of one job group through Spark's status tracker, for a progress bar."""
 
     def __init__(self, spark: Any, on_update: Callable[[int, int], None], interval: float = 0.25) -> None:
-        self.sc = spark.sparkContext
+        self.sc = context_of(spark)
         self.group = f"kafkatool-{uuid.uuid4().hex[:12]}"
         self.on_update = on_update
         self.interval = interval
@@ -460,6 +477,8 @@ def explain_error(exc: BaseException, log_path: str | None = None) -> tuple[str,
         return f"corrupt data: {line} (--on-corrupt skip reads past it)", EXIT_FINDINGS
     if isinstance(exc, SparkStartError):
         return str(exc), EXIT_FAILURE
+    if isinstance(exc, (ScanInputError, FileNotFoundError)):  # planning runs in this process now
+        return text, EXIT_USAGE
     m = _INPUT_ERRORS.search(text)
     if m:
         return m.group(1).strip(), EXIT_USAGE
