@@ -193,7 +193,7 @@ def test_scan_offset_overflow_and_backwards_offsets() -> None:
     big = [_batch(o, n=40) for o in (0, 40, 80)]
     buf = big[0] + big[1] + big[2] + _batch(10, n=40)
     scan = walk_segment(buf, 0, 100)
-    assert scan.stop == STOP_INVALID_OFFSET and scan.valid_bytes == 0 and scan.offset_entries == []
+    assert scan.stop == STOP_INVALID_OFFSET and scan.valid_bytes == 0 and scan.offset_index == b""
 
 
 def test_scan_collects_leader_epochs_and_transactions() -> None:
