@@ -94,8 +94,8 @@ class SegmentWalk:
     error: str | None = None  # Kafka's message for the batch that stopped the walk
     error_position: int | None = None
     # the rebuilt `.index` / `.timeindex` contents, encoded (8 and 12 bytes an entry: compact, issue 14)
-    offset_index: bytes | bytearray = b""
-    time_index: bytes | bytearray = b""
+    offset_index: bytes = b""
+    time_index: bytes = b""
     max_timestamp: int = -1
     has_v2: bool = False
     # (kind, producer id, offset): transaction starts (a superset: see TxnIndexState) and end markers
@@ -122,10 +122,10 @@ class SegmentWalk:
         return self.stop == STOP_END
 
     def offset_index_bytes(self) -> bytes:
-        return bytes(self.offset_index)
+        return self.offset_index
 
     def time_index_bytes(self) -> bytes:
-        return bytes(self.time_index)
+        return self.time_index
 
     @property
     def aborts(self) -> list[tuple[int, int]]:
@@ -359,8 +359,9 @@ def walk_segment(
             builder = IndexBuilder(base_offset, index_interval)
             events.clear()
             epochs.clear()
-    scan.offset_index = builder.offset_index
-    scan.time_index = builder.time_index
+    # bytes once here (the builder is dropped), not a copy per caller of offset_index_bytes()
+    scan.offset_index = bytes(builder.offset_index)
+    scan.time_index = bytes(builder.time_index)
     scan.max_timestamp = builder.max_timestamp
     if stop == STOP_PARTIAL and scan.error is None:
         scan.error = f"{end - pos} bytes of an incomplete batch at the end of the file"
