@@ -296,8 +296,8 @@ static int extend_array(PyObject *arr, const int64_t *v, size_t n)
  *
  * Walks whole, CRC-valid v2 batches from pos while pos < stop_at, feeding `builder` (an
  * indexer.IndexBuilder) exactly as IndexBuilder.on_recover would: its entries are appended, encoded,
- * to its `offset_index` / `time_index` bytearrays and its last-entry fields updated.  It stops *before* any batch the
- * Python walk must look at: not v2, short or cut, a bad CRC, an offset outside
+ * to its `offset_index` / `time_index` bytearrays and its last-entry fields updated.  It stops
+ * *before* any batch the Python walk must look at: not v2, short or cut, a bad CRC, an offset outside
  * [base_offset, base_offset + INT32_MAX], a leader epoch above `latest_epoch` (-1: none yet), a
  * transactional or control batch with a producer id, or an index entry the broker would refuse.
  * `arrays` is None or the (positions, last offsets, max timestamps) array('q')s to extend.
