@@ -11,7 +11,8 @@ to warm the page cache.  Then, best of --repeat:
   verify   `kafkatool index verify DIR` (walk + every index entry checked), a subprocess
   recover  `kafkatool recover LOGDIR --full` (walk + rebuilt indexes compared), a subprocess
 
-Subprocess rows include the interpreter's start-up (a `startup` row times `kafkatool --version`).
+Subprocess rows include the interpreter's start-up (a `startup` row times `kafkatool --version`) and
+report the child's peak RSS (`wait4`, the largest of the runs; issue 14 wants it flat in segment size).
 
     python benchmarks/bench_verify.py --size-mb 64
     python benchmarks/bench_verify.py --size-mb 1024 --batch-kb 1,16,64 --repeat 3 --json
@@ -53,6 +54,7 @@ class Row:
     gb_per_s: float
     ok: bool | None
     all_seconds: list[float]
+    peak_rss_mb: float | None = None  # subprocess modes: the child's peak RSS (wait4), largest run
 
 
 def generate(path: Path, size: int, batch_kb: float) -> tuple[int, int]:
@@ -95,10 +97,21 @@ def best(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
     return times
 
 
+PEAK_RSS_KB: list[int] = []  # ru_maxrss of every run_cli child, in order
+
+
 def run_cli(args: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "kafkatool", *args], capture_output=True, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafkatool", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    PEAK_RSS_KB.append(usage.ru_maxrss)
     if proc.returncode != 0:
-        raise SystemExit(f"kafkatool {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+        raise SystemExit(f"kafkatool {' '.join(args)} failed ({proc.returncode}): {err}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
             "recover": lambda logs=logs: run_cli(["recover", "-q", "--full", str(logs)]),
         }
         for mode in modes:
+            PEAK_RSS_KB.clear()
             times = best(fns[mode], args.repeat)
+            rss = round(max(PEAK_RSS_KB) / 1024, 1) if PEAK_RSS_KB else None
             secs = min(times)
             gbps = size / secs / 1e9
             ok = gbps >= TARGET_GBPS if mode in ("walk", "verify", "recover") else None
@@ -156,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     round(gbps, 3),
                     ok,
                     [round(t, 4) for t in times],
+                    rss,
                 )
             )
         if not args.keep:
@@ -166,12 +182,15 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"startup (kafkatool --version): {startup:.3f} s; target {TARGET_GBPS} GB/s; load {os.getloadavg()}"
         )
-        print(f"{'mode':8} {'batch B':>8} {'MiB':>6} {'batches':>9} {'seconds':>8} {'GB/s':>6}  target")
+        print(
+            f"{'mode':8} {'batch B':>8} {'MiB':>6} {'batches':>9} {'seconds':>8} {'GB/s':>6} {'RSS MB':>7}  target"
+        )
         for r in rows:
             mark = "" if r.ok is None else ("ok" if r.ok else "BELOW")
+            rss = "-" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.1f}"
             print(
                 f"{r.mode:8} {r.batch_bytes:8d} {r.bytes / MIB:6.0f} {r.batches:9d} {r.seconds:8.3f} "
-                f"{r.gb_per_s:6.2f}  {mark}"
+                f"{r.gb_per_s:6.2f} {rss:>7}  {mark}"
             )
     return 0
 

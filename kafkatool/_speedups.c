@@ -254,39 +254,28 @@ static int set_i64(PyObject *obj, const char *name, int64_t x)
     return r;
 }
 
-/* The last (a, b) pair of a list of int pairs; *has = 0 when the list is empty. */
-static int last_pair(PyObject *list, int *has, int64_t *a, int64_t *b)
-{
-    Py_ssize_t n = PyList_GET_SIZE(list);
-    *has = n > 0;
-    if (!n)
-        return 0;
-    PyObject *t = PyList_GET_ITEM(list, n - 1);
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
-        PyErr_SetString(PyExc_TypeError, "index entries must be pairs");
-        return -1;
-    }
-    long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 0));
-    if (x == -1 && PyErr_Occurred())
-        return -1;
-    long long y = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 1));
-    if (y == -1 && PyErr_Occurred())
-        return -1;
-    *a = x;
-    *b = y;
-    return 0;
-}
+static inline void rb_put_be(unsigned char *o, uint64_t v, int n); /* big-endian store, defined below */
 
-static int append_pairs(PyObject *list, const vec *v)
+/* Appends the (a, b) pairs of v to a bytearray as index entries: the `.index` layout (int32 a - base,
+ * int32 b) or, `time`, the `.timeindex` one (int64 a, int32 b - base). */
+static int append_entries(PyObject *ba, const vec *v, int64_t base, int time)
 {
-    for (size_t i = 0; i + 1 < v->n; i += 2) {
-        PyObject *t = Py_BuildValue("LL", (long long)v->v[i], (long long)v->v[i + 1]);
-        if (t == NULL)
-            return -1;
-        int r = PyList_Append(list, t);
-        Py_DECREF(t);
-        if (r < 0)
-            return -1;
+    size_t k = v->n / 2, esize = time ? 12 : 8;
+    Py_ssize_t old = PyByteArray_GET_SIZE(ba);
+    if (!k)
+        return 0;
+    if (PyByteArray_Resize(ba, old + (Py_ssize_t)(k * esize)) < 0)
+        return -1;
+    unsigned char *o = (unsigned char *)PyByteArray_AS_STRING(ba) + old;
+    for (size_t i = 0; i < k; i++, o += esize) {
+        int64_t a = v->v[2 * i], b = v->v[2 * i + 1];
+        if (time) {
+            rb_put_be(o, (uint64_t)a, 8);
+            rb_put_be(o + 8, (uint64_t)(b - base), 4);
+        } else {
+            rb_put_be(o, (uint64_t)(a - base), 4);
+            rb_put_be(o + 4, (uint64_t)b, 4);
+        }
     }
     return 0;
 }
@@ -306,8 +295,9 @@ static int extend_array(PyObject *arr, const int64_t *v, size_t n)
  *     -> (batches, new pos, last offset of the last batch walked)
  *
  * Walks whole, CRC-valid v2 batches from pos while pos < stop_at, feeding `builder` (an
- * indexer.IndexBuilder) exactly as IndexBuilder.on_recover would.  It stops *before* any batch the
- * Python walk must look at: not v2, short or cut, a bad CRC, an offset outside
+ * indexer.IndexBuilder) exactly as IndexBuilder.on_recover would: its entries are appended, encoded,
+ * to its `offset_index` / `time_index` bytearrays and its last-entry fields updated.  It stops
+ * *before* any batch the Python walk must look at: not v2, short or cut, a bad CRC, an offset outside
  * [base_offset, base_offset + INT32_MAX], a leader epoch above `latest_epoch` (-1: none yet), a
  * transactional or control batch with a producer id, or an index entry the broker would refuse.
  * `arrays` is None or the (positions, last offsets, max timestamps) array('q')s to extend.
@@ -321,7 +311,7 @@ static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnnLLOO", &b, &pos, &end, &stop_at, &base_offset, &latest_epoch, &builder,
                           &arrays))
         return NULL;
-    PyObject *result = NULL, *off_list = NULL, *time_list = NULL;
+    PyObject *result = NULL, *off_ba = NULL, *time_ba = NULL;
     vec offs = {0}, times = {0}, rec = {0};
     int64_t interval, max_ts, off_of_max, last_entry_pos, last_off_entry = 0, lt_ts = 0, lt_off = 0;
     int has_off, has_time;
@@ -333,22 +323,20 @@ static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
     }
     if (get_i64(builder, "index_interval", &interval) < 0 || get_i64(builder, "max_timestamp", &max_ts) < 0 ||
         get_i64(builder, "offset_of_max_timestamp", &off_of_max) < 0 ||
-        get_i64(builder, "_last_entry_position", &last_entry_pos) < 0)
+        get_i64(builder, "_last_entry_position", &last_entry_pos) < 0 ||
+        get_i64(builder, "last_index_offset", &last_off_entry) < 0 ||
+        get_i64(builder, "last_time_timestamp", &lt_ts) < 0 || get_i64(builder, "last_time_offset", &lt_off) < 0)
         goto done;
-    off_list = PyObject_GetAttrString(builder, "offset_entries");
-    time_list = PyObject_GetAttrString(builder, "time_entries");
-    if (off_list == NULL || time_list == NULL)
+    off_ba = PyObject_GetAttrString(builder, "offset_index");
+    time_ba = PyObject_GetAttrString(builder, "time_index");
+    if (off_ba == NULL || time_ba == NULL)
         goto done;
-    if (!PyList_Check(off_list) || !PyList_Check(time_list)) {
-        PyErr_SetString(PyExc_TypeError, "walk_v2_run: index entries must be lists");
+    if (!PyByteArray_Check(off_ba) || !PyByteArray_Check(time_ba)) {
+        PyErr_SetString(PyExc_TypeError, "walk_v2_run: the index contents must be bytearrays");
         goto done;
     }
-    {
-        int64_t unused;
-        if (last_pair(off_list, &has_off, &last_off_entry, &unused) < 0 ||
-            last_pair(time_list, &has_time, &lt_ts, &lt_off) < 0)
-            goto done;
-    }
+    has_off = PyByteArray_GET_SIZE(off_ba) > 0;
+    has_time = PyByteArray_GET_SIZE(time_ba) > 0;
     const unsigned char *p = b.buf;
     const i128 limit = (i128)base_offset + INT32_MAX;
     Py_ssize_t count = 0;
@@ -421,7 +409,11 @@ static PyObject *py_walk_v2_run(PyObject *self, PyObject *args)
         goto done;
     }
     /* write the state back: entries, then the tracking fields */
-    if (append_pairs(off_list, &offs) < 0 || append_pairs(time_list, &times) < 0)
+    if (append_entries(off_ba, &offs, base_offset, 0) < 0 || append_entries(time_ba, &times, base_offset, 1) < 0)
+        goto done;
+    if ((offs.n && set_i64(builder, "last_index_offset", last_off_entry) < 0) ||
+        (times.n && (set_i64(builder, "last_time_timestamp", lt_ts) < 0 ||
+                     set_i64(builder, "last_time_offset", lt_off) < 0)))
         goto done;
     if (set_i64(builder, "max_timestamp", max_ts) < 0 ||
         set_i64(builder, "offset_of_max_timestamp", off_of_max) < 0 ||
@@ -452,8 +444,8 @@ done:
     PyMem_RawFree(offs.v);
     PyMem_RawFree(times.v);
     PyMem_RawFree(rec.v);
-    Py_XDECREF(off_list);
-    Py_XDECREF(time_list);
+    Py_XDECREF(off_ba);
+    Py_XDECREF(time_ba);
     PyBuffer_Release(&b);
     return result;
 }

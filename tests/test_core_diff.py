@@ -14,6 +14,7 @@ import dataclasses
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.files import offset_from_name
 from kafkatool.log.record import Record
 from kafkatool.log.records import BatchScan
+from kafkatool.log.writer import encode_v2_batch
 from kafkatool.ops import dumplog
 from kafkatool.ops.generate import GenerateSpec, generate_partition
 from tests.conftest import FIXTURES, REPO
@@ -163,6 +165,56 @@ def test_mutated_fixture_records_decode_the_same() -> None:
         for bad in mutations(data, rng, 12):
             check_decode((bad, count, base, ts, lat, seq))
             check_decode((bad, count + rng.randint(-1, 3), base, ts, lat, seq))
+
+
+# -- the rebuilt indexes are kept compact (issue 14) ------------------------------------------------
+
+
+def _indexed_log(base: int, n: int) -> tuple[bytes, list[tuple[int, int, int]]]:
+    """n v2 batches of ~1 KiB at offsets from base, every 7th transactional (the C run stops there and
+    the Python walk takes over, so both hand the builder's state to each other), and their
+    (position, last offset, max timestamp)."""
+    parts, batches, pos, off = [], [], 0, base
+    for i in range(n):
+        recs = [Record(off + k, 1_000 + 3 * off + k, b"k%d" % k, b"v" * 300, ()) for k in range(3)]
+        kw = {"producer_id": 9, "producer_epoch": 0, "base_sequence": i, "is_transactional": True}
+        data = encode_v2_batch(recs, **(kw if i % 7 == 3 else {}))  # type: ignore[arg-type]
+        parts.append(data)
+        batches.append((pos, off + 2, recs[-1].timestamp))
+        pos += len(data)
+        off += 3
+    return b"".join(parts), batches
+
+
+def test_walk_keeps_the_rebuilt_indexes_as_index_bytes_in_both_cores() -> None:
+    base, interval = 1_000_000, 4096
+    buf, batches = _indexed_log(base, 600)
+    # LogSegment.recover's rule, written out here: an entry where a batch starts more than the interval
+    # past the last entry, keyed by its last offset; the time index gets the max timestamp so far, then
+    # the segment's max on close (timestamps only grow here, so every entry is new).
+    want_off, want_time, last_pos = bytearray(), bytearray(), 0
+    for pos, last, ts in batches:
+        if pos - last_pos > interval:
+            want_off += struct.pack(">ii", last - base, pos)
+            want_time += struct.pack(">qi", ts, last - base)
+            last_pos = pos
+    want_time += struct.pack(">qi", batches[-1][2], batches[-1][1] - base)
+    assert len(want_off) // 8 > 100
+    for core in (speedups, None):
+        saved = segment.speedups
+        segment.speedups = core
+        try:
+            scan = segment.walk_segment(buf, base, interval)
+        finally:
+            segment.speedups = saved
+        assert scan.clean and scan.batches == len(batches)
+        for got, want, entry in ((scan.offset_index, want_off, 8), (scan.time_index, want_time, 12)):
+            # the index file's bytes in one buffer: no Python object per entry (~120 bytes each before)
+            assert isinstance(got, (bytes, bytearray)) and got == want
+            assert sys.getsizeof(got) <= len(got) * 1.25 + 128, (entry, sys.getsizeof(got), len(got))
+        assert scan.offset_index_bytes() == bytes(want_off) and scan.time_index_bytes() == bytes(want_time)
+        # no per-batch arrays unless asked for
+        assert len(scan.positions) == len(scan.last_offsets) == len(scan.max_timestamps) == 0
 
 
 # -- generated logs of every format and codec ----------------------------------------------------

@@ -193,7 +193,7 @@ def test_scan_offset_overflow_and_backwards_offsets() -> None:
     big = [_batch(o, n=40) for o in (0, 40, 80)]
     buf = big[0] + big[1] + big[2] + _batch(10, n=40)
     scan = walk_segment(buf, 0, 100)
-    assert scan.stop == STOP_INVALID_OFFSET and scan.valid_bytes == 0 and scan.offset_entries == []
+    assert scan.stop == STOP_INVALID_OFFSET and scan.valid_bytes == 0 and scan.offset_index == b""
 
 
 def test_scan_collects_leader_epochs_and_transactions() -> None:
@@ -337,6 +337,44 @@ def test_verify_strict_is_kafkas_rule(kafka_logs: Path) -> None:
         29,
         39,
     ]
+
+
+def test_verify_walks_for_per_batch_arrays_only_when_an_index_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index equal to the rebuilt one needs no entry-by-entry check, so verify's walk keeps no
+    per-batch arrays (memory flat in segment size, issue 14); a differing index gets them."""
+    from kafkatool.ops import indexcheck
+
+    pdir = tmp_path / "t-0"
+    write_partition(pdir, [300], value_size=200)
+    seg = SegmentFiles(pdir, 0)
+    scan = walk_segment_file(seg.log, 0)
+    seg.index.write_bytes(scan.offset_index_bytes())
+    seg.timeindex.write_bytes(scan.time_index_bytes())
+    assert len(scan.offset_index_bytes()) >= 5 * 8
+    calls: list[bool] = []
+
+    def counting_walk(*args: object, record_batches: bool = False, **kw: object) -> object:
+        calls.append(record_batches)
+        return walk_segment_file(*args, record_batches=record_batches, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexcheck, "walk_segment_file", counting_walk)
+    assert all(c.ok and c.note is None for c in verify_segment(seg)) and calls == [False]
+    # one entry fewer: still valid, but not what recovery writes, so checked entry by entry (one walk more)
+    calls.clear()
+    seg.index.write_bytes(scan.offset_index_bytes()[:-8])
+    checks = {c.type: c for c in verify_segment(seg)}
+    assert calls == [False, True]
+    assert checks["index"].ok and checks["index"].note is not None and checks["timeindex"].note is None
+    # a wrong position is found through the arrays
+    calls.clear()
+    data = bytearray(scan.offset_index_bytes())
+    struct.pack_into(">i", data, 12, struct.unpack_from(">i", data, 12)[0] + 1)
+    seg.index.write_bytes(bytes(data))
+    checks = {c.type: c for c in verify_segment(seg)}
+    assert calls == [False, True]
+    assert [(f.kind, f.entry) for f in checks["index"].findings] == [("index_mismatch", 1)]
 
 
 def test_verify_cli_exit_codes_and_formats(kafka_logs: Path, tmp_path: Path) -> None:

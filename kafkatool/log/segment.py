@@ -73,8 +73,6 @@ TXN_COMMIT = "commit"
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
-_OFFSET_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
 
 # ---------------------------------------------------------------------------------------------
 # the recovery walk
@@ -95,8 +93,9 @@ class SegmentWalk:
     stop: str = STOP_END
     error: str | None = None  # Kafka's message for the batch that stopped the walk
     error_position: int | None = None
-    offset_entries: list[tuple[int, int]] = field(default_factory=list)
-    time_entries: list[tuple[int, int]] = field(default_factory=list)
+    # the rebuilt `.index` / `.timeindex` contents, encoded (8 and 12 bytes an entry: compact, issue 14)
+    offset_index: bytes = b""
+    time_index: bytes = b""
     max_timestamp: int = -1
     has_v2: bool = False
     # (kind, producer id, offset): transaction starts (a superset: see TxnIndexState) and end markers
@@ -123,14 +122,10 @@ class SegmentWalk:
         return self.stop == STOP_END
 
     def offset_index_bytes(self) -> bytes:
-        base = self.base_offset
-        pack = _OFFSET_ENTRY.pack
-        return b"".join([pack(o - base, p) for o, p in self.offset_entries])
+        return self.offset_index
 
     def time_index_bytes(self) -> bytes:
-        base = self.base_offset
-        pack = _TIME_ENTRY.pack
-        return b"".join([pack(t, o - base) for t, o in self.time_entries])
+        return self.time_index
 
     @property
     def aborts(self) -> list[tuple[int, int]]:
@@ -364,8 +359,9 @@ def walk_segment(
             builder = IndexBuilder(base_offset, index_interval)
             events.clear()
             epochs.clear()
-    scan.offset_entries = builder.offset_entries
-    scan.time_entries = builder.time_entries
+    # bytes once here (the builder is dropped), not a copy per caller of offset_index_bytes()
+    scan.offset_index = bytes(builder.offset_index)
+    scan.time_index = bytes(builder.time_index)
     scan.max_timestamp = builder.max_timestamp
     if stop == STOP_PARTIAL and scan.error is None:
         scan.error = f"{end - pos} bytes of an incomplete batch at the end of the file"

@@ -5,8 +5,11 @@ The recovery walk itself is `kafkatool.log.segment.walk_segment` (Kafka's `LogSe
 applies them to targets (files, partition dirs, log dirs).
 
 Verification (`verify_segment`) is the broker's index sanity checks plus DumpLogSegments'
-cross-checks, made cheap: the walk records every batch's position, last offset and max timestamp in
-compact arrays, so each index entry is checked with a binary search instead of a log read.
+cross-checks, made cheap: an index file equal to what recovery rebuilds is consistent by construction,
+so the walk keeps only the rebuilt index bytes (memory flat in segment size, issue 14).  Only for an
+index that differs is the log walked again recording every batch's position, last offset and max
+timestamp in compact arrays (24 bytes a batch), so each entry is checked with a binary search instead
+of a log read.
 """
 
 from __future__ import annotations
@@ -211,7 +214,23 @@ def _sanity_findings(index: OffsetIndex | TimeIndex, fc: FileCheck) -> int:
     return used
 
 
-def _check_offset_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
+class _BatchTable:
+    """The per-batch arrays of a segment's walk, walked the first time an index needs them."""
+
+    def __init__(self, seg: SegmentFiles, index_interval: int) -> None:
+        self._seg = seg
+        self._interval = index_interval
+        self._scan: SegmentWalk | None = None
+
+    def __call__(self) -> SegmentWalk:
+        if self._scan is None:
+            self._scan = walk_segment_file(self._seg.log, self._seg.base_offset, self._interval, record_batches=True)
+        return self._scan
+
+
+def _check_offset_index(
+    seg: SegmentFiles, scan: SegmentWalk, batches: _BatchTable, index_interval: int, strict: bool
+) -> FileCheck:
     path = seg.index
     if not path.exists():
         fc = FileCheck(str(path), "index", exists=False)
@@ -223,8 +242,9 @@ def _check_offset_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: in
     if scan.clean and data == scan.offset_index_bytes():
         return fc  # exactly what recovery builds from this log: consistent by construction
     used = _sanity_findings(idx, fc)
-    positions = scan.positions
-    lasts = scan.last_offsets
+    table = batches()
+    positions = table.positions
+    lasts = table.last_offsets
     prev_off = prev_pos = None
     base = seg.base_offset
     entries = [OffsetEntry(base + rel, pos) for rel, pos in struct.iter_unpack(">ii", data[: used * 8])]
@@ -299,7 +319,9 @@ def _check_offset_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: in
     return fc
 
 
-def _check_time_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int, strict: bool) -> FileCheck:
+def _check_time_index(
+    seg: SegmentFiles, scan: SegmentWalk, batches: _BatchTable, index_interval: int, strict: bool
+) -> FileCheck:
     path = seg.timeindex
     if not path.exists():
         fc = FileCheck(str(path), "timeindex", exists=False)
@@ -313,8 +335,9 @@ def _check_time_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int,
     if scan.clean and data == scan.time_index_bytes():
         return fc  # exactly what recovery builds from this log
     used = _sanity_findings(tidx, fc)
-    lasts = scan.last_offsets
-    max_ts = scan.max_timestamps
+    table = batches()
+    lasts = table.last_offsets
+    max_ts = table.max_timestamps
     prev_ts: int | None = None
     prev_off: int | None = None
     no_ts = False
@@ -374,7 +397,7 @@ def _check_time_index(seg: SegmentFiles, scan: SegmentWalk, index_interval: int,
                     f"entry {i} (timestamp {e.timestamp}, offset {e.offset}): the max timestamp of the batch "
                     f"holding that offset (last offset {lasts[j]}) is {max_ts[j]}",
                     entry=i,
-                    position=scan.positions[j],
+                    position=table.positions[j],
                     offset=e.offset,
                 )
             )
@@ -484,11 +507,12 @@ def verify_segment(
                 )
                 checks.append(fc)
         return checks
-    scan = walk_segment_file(seg.log, seg.base_offset, index_interval, record_batches=True)
+    scan = walk_segment_file(seg.log, seg.base_offset, index_interval)
+    batches = _BatchTable(seg, index_interval)
     out = [
         _check_log(seg, scan),
-        _check_offset_index(seg, scan, index_interval, strict),
-        _check_time_index(seg, scan, index_interval, strict),
+        _check_offset_index(seg, scan, batches, index_interval, strict),
+        _check_time_index(seg, scan, batches, index_interval, strict),
     ]
     txn = _check_txn_index(seg, scan)
     if txn is not None:
