@@ -258,7 +258,7 @@ def test_compiled_field_checks_are_the_numpy_checks(seed):
     if not len(starts):
         return
     quads = np.array([(w[1], w[2], w[3], rng.randrange(-(2**40), 2**40)) for w in walked], dtype=np.int64)
-    ok_c, cols_c = keys_module._check_fields_compiled(buf, quads, starts.copy())
+    ok_c, cols_c = keys_module._check_fields_compiled(buf, quads, starts.copy(), load_speedups())
     ok_py, cols_py = keys_module._check_fields(buf, quads, starts.copy())
     assert ok_c == ok_py
     good = np.repeat(np.array(ok_py, dtype=bool), quads[:, 2])

@@ -383,13 +383,16 @@ def _check_fields(buf: bytes, quads: np.ndarray, starts: np.ndarray) -> tuple[li
 
 
 def _check_fields_compiled(
-    buf: bytes, quads: np.ndarray, starts: np.ndarray
+    buf: bytes, quads: np.ndarray, starts: np.ndarray, core: Any = None
 ) -> tuple[list[bool], tuple[np.ndarray, ...]]:
-    """`_check_fields` by the compiled core (`key_fields`): the same batches pass, with the same columns."""
+    """`_check_fields` by the compiled core (`key_fields`): the same batches pass, with the same columns.
+
+    `core` is the compiled module to use (tests pass it explicitly, whatever KAFKATOOL_PURE_PYTHON says)."""
     import numpy as np
 
-    assert speedups is not None
-    got = speedups.key_fields(buf, quads.tobytes(), starts.tobytes())
+    core = core or speedups
+    assert core is not None
+    got = core.key_fields(buf, quads.tobytes(), starts.tobytes())
     cols = (
         np.frombuffer(got[0], dtype=np.int64),
         np.frombuffer(got[1], dtype=bool),
