@@ -78,14 +78,72 @@ static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n)
     return crc;
 }
 
+/* Shifting a CRC register past n zero bytes is linear over GF(2): a 32x32 bit matrix, kept as its
+ * 32 columns (the image of each register bit), applied per byte through four 256-entry tables. */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec)
+{
+    uint32_t sum = 0;
+    for (; vec; vec >>= 1, mat++)
+        if (vec & 1)
+            sum ^= *mat;
+    return sum;
+}
+
+/* tables that move a CRC-32C register past `len` zero bytes (len a power of two) */
+static void crc_zeros_tables(uint32_t tables[4][256], size_t len)
+{
+    uint32_t op[32], sq[32];
+    op[0] = 0x82F63B78u; /* one zero bit: the reflected register shifts right, the polynomial folds in */
+    for (int i = 1; i < 32; i++)
+        op[i] = 1u << (i - 1);
+    for (size_t bits = 1; bits < len * 8; bits <<= 1) { /* square: twice as many zero bits */
+        for (int i = 0; i < 32; i++)
+            sq[i] = gf2_times(op, op[i]);
+        memcpy(op, sq, sizeof op);
+    }
+    for (uint32_t v = 0; v < 256; v++)
+        for (int k = 0; k < 4; k++)
+            tables[k][v] = gf2_times(op, v << (8 * k));
+}
+
+#define CRC_LONG 8192 /* bytes per stream of a long block, and of a short one */
+#define CRC_SHORT 256
+static uint32_t crc_long[4][256], crc_short[4][256];
+
+static inline uint32_t crc_shift(uint32_t t[4][256], uint32_t c)
+{
+    return t[0][c & 0xFF] ^ t[1][(c >> 8) & 0xFF] ^ t[2][(c >> 16) & 0xFF] ^ t[3][c >> 24];
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/* three independent streams hide the instruction's 3-cycle latency; merged by the software step */
+/* three independent streams over consecutive thirds of a block hide the instruction's 3-cycle latency;
+ * their registers are merged by shifting past the zero bytes that follow each (crc_shift) */
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n)
 {
     uint64_t c = crc;
     while (n && ((uintptr_t)p & 7)) {
         c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
         n--;
+    }
+    for (size_t blk = CRC_LONG; blk >= CRC_SHORT; blk = blk == CRC_LONG ? CRC_SHORT : 0) {
+        uint32_t(*t)[256] = blk == CRC_LONG ? crc_long : crc_short;
+        while (n >= 3 * blk) {
+            uint64_t c1 = 0, c2 = 0, w0, w1, w2;
+            const unsigned char *end = p + blk;
+            do {
+                memcpy(&w0, p, 8);
+                memcpy(&w1, p + blk, 8);
+                memcpy(&w2, p + 2 * blk, 8);
+                c = __builtin_ia32_crc32di(c, w0);
+                c1 = __builtin_ia32_crc32di(c1, w1);
+                c2 = __builtin_ia32_crc32di(c2, w2);
+                p += 8;
+            } while (p < end);
+            c = crc_shift(t, (uint32_t)c) ^ (uint32_t)c1;
+            c = crc_shift(t, (uint32_t)c) ^ (uint32_t)c2;
+            p += 2 * blk;
+            n -= 3 * blk;
+        }
     }
     while (n >= 8) {
         uint64_t w;
@@ -2639,6 +2697,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kafkatool._speedups"
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    crc_zeros_tables(crc_long, CRC_LONG);
+    crc_zeros_tables(crc_short, CRC_SHORT);
     crc32_init();
     md5_init();
     return PyModule_Create(&module);

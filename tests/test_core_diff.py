@@ -763,3 +763,14 @@ def test_shallow_lines_of_random_bytes_are_the_same(tmp_path: Path, monkeypatch:
         frame = struct.pack(">qi", rng.randrange(-(2**63), 2**63), size)
         log.write_bytes(frame + rng.randbytes(size + rng.choice((0, 0, -3, 9))))
         check_shallow(log, monkeypatch)
+
+
+def test_crc32c_of_long_buffers_matches_the_crc32c_package() -> None:
+    """Lengths around the three-stream blocks (3 x 8 KiB and 3 x 256 bytes) and every alignment."""
+    from kafkatool.log.crc import crc32c
+
+    rng = random.Random(SEED + 22)
+    data = rng.randbytes(3 * 8192 * 3 + 3 * 256 * 2 + 64)
+    for n in (767, 768, 769, 1536, 24575, 24576, 24577, 3 * 8192 + 3 * 256 + 7, len(data) - 8):
+        for a in range(8):
+            assert speedups.crc32c(memoryview(data)[a : a + n]) == crc32c(data[a : a + n]), (n, a)
