@@ -5,7 +5,7 @@
  * function byte for byte, and the differential tests (tests/test_core_diff.py) run both over the
  * fixtures, generated logs and fuzzed bytes:
  *
- *   crc32c(data)           CRC-32C (Castagnoli): SSE4.2 where the CPU has it, else a table.
+ *   crc32c(data)           CRC-32C (Castagnoli): SSE4.2 (three streams) where the CPU has it, else a table.
  *   verify_crcs(...)       kafkatool.log.records.verify_crcs.
  *   walk_v2_run(...)       the fast path of kafkatool.log.segment.walk_segment: a run of plain v2
  *                          batches (CRC, offsets, index entries); it never raises for bad data: it stops
@@ -13,6 +13,9 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
+ *   shallow_lines(...)     dump-log's batch lines without --deep-iteration (ops.dumplog.batch_line over a
+ *                          BatchScan, CRC-checked as Batch.is_valid): a run of entries; it stops before a
+ *                          damaged frame or an unknown codec and leaves it to the Python walk.
  *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value), offset_commits(...)
  *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
  *                          plain offset-commit batches, and the common key/value versions; anything
