@@ -13,6 +13,8 @@ Reported per run: wall seconds, MB/s (10^6 bytes of log per second), records/s, 
 from /proc is shown too), Kafka's seconds scaled to the corpus size, our/Kafka ratio and the target
 (shallow <= 0.5x Kafka, deep and print <= 1.0x, peak RSS < 150 MB, CRC >= 2 GB/s).  A `startup` row
 times dump-log on an empty segment: at small --scale it dominates, so `net` ratios subtract it.
+The checkout's kafkatool is byte-compiled into __pycache__ before anything is timed, as pip does at install
+(with PYTHONDONTWRITEBYTECODE=1 every run would otherwise recompile it); the header says so.
 
     python benchmarks/bench_dumplog.py --scale 0.05
     python benchmarks/bench_dumplog.py --corpus A --modes deep,print --repeat 3 --json
@@ -477,6 +479,27 @@ def tools_to_time(command: str | None, cores: str) -> list[tuple[str, list[str],
     return out
 
 
+def compile_checkout() -> str:
+    """Byte-compile this checkout's kafkatool into its __pycache__ once, before anything is timed, and
+    say so (a line for the output's header).
+
+    An installed kafkatool has its .pyc files (pip compiles at install); a checkout run with
+    PYTHONDONTWRITEBYTECODE=1 never gets them, so every timed run would recompile every module it
+    imports (~0.025 s of a 0.13 s start-up on the issue's machine).  Python still reads .pyc files
+    with that variable set, and compileall writes them whatever it says.
+    """
+    import compileall
+
+    pkg = Path(__file__).resolve().parent.parent / "kafkatool"
+    modules = sum(1 for _ in pkg.rglob("*.py"))
+    ok = compileall.compile_dir(pkg, quiet=2, workers=1)
+    unset = "" if os.environ.get("PYTHONDONTWRITEBYTECODE") else " (PYTHONDONTWRITEBYTECODE is not set here)"
+    return (
+        f"bytecode: {modules} kafkatool modules byte-compiled into __pycache__ before timing, as pip does at "
+        f"install{unset}" + ("" if ok else "; some failed to compile (those recompile in every run)")
+    )
+
+
 def git_state() -> str:
     """The commit measured, and whether the working tree had local changes (others edit it live)."""
     root = Path(__file__).resolve().parent.parent
@@ -540,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--kafka-home {args.kafka_home}: no bin/kafka-dump-log.sh")
         kafka_cmd = [str(script)]
 
+    bytecode = compile_checkout()
     load_before = os.getloadavg()[0]
     corpora = []
     for spec in specs:
@@ -582,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         "loadavg_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
         "cpus": os.cpu_count(),
         "python": sys.version.split()[0],
+        "bytecode": bytecode,
     }
     if args.json:
         doc = {
@@ -602,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
             f"scale {args.scale:g}; repeat {args.repeat} (fastest shown); {conditions['git']}; load "
             f"{conditions['loadavg_1min']['before']}->{conditions['loadavg_1min']['after']} on {conditions['cpus']} cpus"
         )
+        print(bytecode)
         print(
             "MB = 10^6 bytes; Kafka s = Kafka's tool on the same file in this run, or (stored) Kafka 3.3.1's "
             "full-size time x this corpus' fraction; net = ratio less our startup"

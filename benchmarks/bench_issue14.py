@@ -5,8 +5,9 @@ its root goes first on PYTHONPATH), stdout to /dev/null, on a warm page cache, o
 compiled one ("C") and `KAFKATOOL_PURE_PYTHON=1` ("pure").  Per run: wall seconds, CPU seconds
 (user + system of the child from wait4, the figure to trust on a shared machine), MB/s (10^6 bytes of
 input per wall second), records/s and the child's own peak RSS (wait4 ru_maxrss through a small
-launcher, as bench_dumplog.py does; the anonymous/file-backed split is sampled from /proc).  `--repeat N`
-keeps the fastest run (and the largest RSS).  Rows (`--rows`, default all), sizes at `--scale 1`:
+launcher, as bench_dumplog.py does; the anonymous/file-backed split is sampled from /proc).  The checkout's
+kafkatool is byte-compiled into __pycache__ first, as pip does at install (said in the output's header).
+`--repeat N` keeps the fastest run (and the largest RSS).  Rows (`--rows`, default all), sizes at `--scale 1`:
 
   startup   dump-log of an empty segment (target <= 0.1 s); every row's "net" subtracts it
   dumplog   dump-log shallow / --deep-iteration / --print-data-log on corpora A, B, C (512/256/256 MiB)
@@ -51,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's kafkatool and benchmarks package
 
 from benchmarks import corpus  # noqa: E402
-from benchmarks.bench_dumplog import ChildResult, git_state, run_child, warm  # noqa: E402
+from benchmarks.bench_dumplog import ChildResult, compile_checkout, git_state, run_child, warm  # noqa: E402
 
 ROWS = ("startup", "dumplog", "offsets", "verify", "compact", "spark", "rss")
 CORES = ("pure", "C")
@@ -674,9 +675,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--scale must be in (0, 1] and --repeat >= 1")
     if args.kafka_home and not (Path(args.kafka_home) / "bin" / "kafka-dump-log.sh").is_file():
         ap.error(f"--kafka-home {args.kafka_home}: no bin/kafka-dump-log.sh")
+    bytecode = compile_checkout()  # before anything runs kafkatool: every timed run reads .pyc, as installed
     t0 = time.perf_counter()
     b = Bench(args)
     info = machine(b)
+    info["bytecode"] = bytecode
     funcs: dict[str, Callable[[Bench, RowLog], None]] = {
         "dumplog": row_dumplog, "offsets": row_offsets, "verify": row_verify,
         "compact": row_compact, "spark": row_spark, "rss": row_rss,
@@ -700,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{info['commit']}; {info['cpu_model']}, {info['cores']} cores; Python {info['python']}; {info['gcc']}; "
           f"{args.kafka_home and 'Kafka measured: ' + args.kafka_home or 'Kafka: stored 3.3.1 times'}; "
           f"{total:.0f} s")
+    print(bytecode)
     print("load (1 min) before->after: " + ", ".join(
         f"{lg.row} {lg.load_before[0]:.2f}->{lg.load_after[0]:.2f}" for lg in b.logs))
     print()

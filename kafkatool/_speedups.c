@@ -5,7 +5,7 @@
  * function byte for byte, and the differential tests (tests/test_core_diff.py) run both over the
  * fixtures, generated logs and fuzzed bytes:
  *
- *   crc32c(data)           CRC-32C (Castagnoli): SSE4.2 where the CPU has it, else a table.
+ *   crc32c(data)           CRC-32C (Castagnoli): SSE4.2 (three streams) where the CPU has it, else a table.
  *   verify_crcs(...)       kafkatool.log.records.verify_crcs.
  *   walk_v2_run(...)       the fast path of kafkatool.log.segment.walk_segment: a run of plain v2
  *                          batches (CRC, offsets, index entries); it never raises for bad data: it stops
@@ -13,6 +13,9 @@
  *   decode_v2_records(...) kafkatool.log.default_records.decode_v2_records, same Records, same errors.
  *   v2_record_lines(...)   kafkatool.ops.dumplog.LogDumper._v2_record_lines: the record lines of
  *                          dump-log --deep-iteration / --print-data-log, the same bytes.
+ *   shallow_lines(...)     dump-log's batch lines without --deep-iteration (ops.dumplog.batch_line over a
+ *                          BatchScan, CRC-checked as Batch.is_valid): a run of entries; it stops before a
+ *                          damaged frame or an unknown codec and leaves it to the Python walk.
  *   offsets_replay_run(...), offset_commit_key(key), offset_commit_value(value), offset_commits(...)
  *                          the offline __consumer_offsets replay (kafkatool.ops.offsets_log): a run of
  *                          plain offset-commit batches, and the common key/value versions; anything
@@ -78,14 +81,72 @@ static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n)
     return crc;
 }
 
+/* Shifting a CRC register past n zero bytes is linear over GF(2): a 32x32 bit matrix, kept as its
+ * 32 columns (the image of each register bit), applied per byte through four 256-entry tables. */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec)
+{
+    uint32_t sum = 0;
+    for (; vec; vec >>= 1, mat++)
+        if (vec & 1)
+            sum ^= *mat;
+    return sum;
+}
+
+/* tables that move a CRC-32C register past `len` zero bytes (len a power of two) */
+static void crc_zeros_tables(uint32_t tables[4][256], size_t len)
+{
+    uint32_t op[32], sq[32];
+    op[0] = 0x82F63B78u; /* one zero bit: the reflected register shifts right, the polynomial folds in */
+    for (int i = 1; i < 32; i++)
+        op[i] = 1u << (i - 1);
+    for (size_t bits = 1; bits < len * 8; bits <<= 1) { /* square: twice as many zero bits */
+        for (int i = 0; i < 32; i++)
+            sq[i] = gf2_times(op, op[i]);
+        memcpy(op, sq, sizeof op);
+    }
+    for (uint32_t v = 0; v < 256; v++)
+        for (int k = 0; k < 4; k++)
+            tables[k][v] = gf2_times(op, v << (8 * k));
+}
+
+#define CRC_LONG 8192 /* bytes per stream of a long block, and of a short one */
+#define CRC_SHORT 256
+static uint32_t crc_long[4][256], crc_short[4][256];
+
+static inline uint32_t crc_shift(uint32_t t[4][256], uint32_t c)
+{
+    return t[0][c & 0xFF] ^ t[1][(c >> 8) & 0xFF] ^ t[2][(c >> 16) & 0xFF] ^ t[3][c >> 24];
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/* three independent streams hide the instruction's 3-cycle latency; merged by the software step */
+/* three independent streams over consecutive thirds of a block hide the instruction's 3-cycle latency;
+ * their registers are merged by shifting past the zero bytes that follow each (crc_shift) */
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n)
 {
     uint64_t c = crc;
     while (n && ((uintptr_t)p & 7)) {
         c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
         n--;
+    }
+    for (size_t blk = CRC_LONG; blk >= CRC_SHORT; blk = blk == CRC_LONG ? CRC_SHORT : 0) {
+        uint32_t(*t)[256] = blk == CRC_LONG ? crc_long : crc_short;
+        while (n >= 3 * blk) {
+            uint64_t c1 = 0, c2 = 0, w0, w1, w2;
+            const unsigned char *end = p + blk;
+            do {
+                memcpy(&w0, p, 8);
+                memcpy(&w1, p + blk, 8);
+                memcpy(&w2, p + 2 * blk, 8);
+                c = __builtin_ia32_crc32di(c, w0);
+                c1 = __builtin_ia32_crc32di(c1, w1);
+                c2 = __builtin_ia32_crc32di(c2, w2);
+                p += 8;
+            } while (p < end);
+            c = crc_shift(t, (uint32_t)c) ^ (uint32_t)c1;
+            c = crc_shift(t, (uint32_t)c) ^ (uint32_t)c2;
+            p += 2 * blk;
+            n -= 3 * blk;
+        }
     }
     while (n >= 8) {
         uint64_t w;
@@ -2455,6 +2516,161 @@ done:
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * shallow_lines(buf, start, end, max_out, max_in) -> (lines, position, batches)
+ *
+ * dump-log's batch lines (ops.dumplog.batch_line, the reference) for a run of entries from
+ * `start`, as one bytes object: v2 batches and v0/v1 messages, each CRC-checked the way
+ * Batch.is_valid does (CRC-32C for v2, zlib's CRC32 for v0/v1).  The walk stops after `max_out`
+ * bytes of lines or `max_in` bytes of input, at `end`, at a partial tail, and before any entry it
+ * leaves to the Python walk: a corrupt size field, a v2/v1 entry below its header size, an
+ * unknown codec, or a last offset past 64 bits.  The caller goes on from `position` in Python,
+ * which prints or reports whatever made the walk stop.
+ * ------------------------------------------------------------------------------------------- */
+
+static uint32_t crc32_table[8][256]; /* CRC32 (zlib's polynomial), slicing-by-8 */
+
+static void crc32_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+        crc32_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
+}
+
+/* zlib.crc32(p[0:n]) */
+static uint32_t crc32_ieee(const unsigned char *p, size_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+#if PY_LITTLE_ENDIAN
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= crc;
+        crc = crc32_table[7][w & 0xFF] ^ crc32_table[6][(w >> 8) & 0xFF] ^ crc32_table[5][(w >> 16) & 0xFF] ^
+              crc32_table[4][(w >> 24) & 0xFF] ^ crc32_table[3][(w >> 32) & 0xFF] ^
+              crc32_table[2][(w >> 40) & 0xFF] ^ crc32_table[1][(w >> 48) & 0xFF] ^ crc32_table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+#endif
+    while (n--)
+        crc = crc32_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+}
+
+static const char *const CODEC_LABELS[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+static int sb_str(sbuf *b, const char *s)
+{
+    return sb_put(b, s, strlen(s));
+}
+
+static PyObject *py_shallow_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t start, end, max_out, max_in;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &b, &start, &end, &max_out, &max_in))
+        return NULL;
+    if (start < 0 || end > b.len || max_out < 0) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "shallow_lines: start/end outside the buffer");
+        return NULL;
+    }
+    const unsigned char *d = b.buf;
+    sbuf o;
+    Py_ssize_t pos = start, n = 0;
+    Py_ssize_t stop_in = max_in > PY_SSIZE_T_MAX - start ? PY_SSIZE_T_MAX : start + max_in;
+    if (sb_init(&o, (size_t)max_out + 1024) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    while ((Py_ssize_t)o.n < max_out && pos < stop_in) {
+        if (pos + 17 >= end) /* HEADER_SIZE_UP_TO_MAGIC: a partial tail */
+            break;
+        int64_t offset = be64(d + pos);
+        int32_t size = be32(d + pos + 8);
+        if (size < 14 || pos > end - 12 - (Py_ssize_t)size) /* corrupt size field, or a partial tail */
+            break;
+        Py_ssize_t total = (Py_ssize_t)size + 12;
+        const unsigned char *p = d + pos;
+        unsigned magic = p[16];
+        int r = 0;
+        if (magic >= 2) {
+            if (total < 61)
+                break;
+            int32_t ple = be32(p + 12);
+            uint32_t crc = (uint32_t)be32(p + 17);
+            int attrs = (int16_t)((p[21] << 8) | p[22]);
+            int32_t last_delta = be32(p + 23);
+            int64_t base_ts = be64(p + 27), max_ts = be64(p + 35), pid = be64(p + 43);
+            int epoch = (int16_t)((p[51] << 8) | p[52]);
+            int32_t base_seq = be32(p + 53), count = be32(p + 57);
+            int codec = attrs & 7;
+            i128 last = (i128)offset + last_delta;
+            if (codec >= 5 || last > INT64_MAX || last < INT64_MIN)
+                break;
+            int64_t last_seq = -1;
+            if (base_seq != -1) /* record.increment_sequence */
+                last_seq = (int64_t)base_seq > (int64_t)INT32_MAX - last_delta
+                               ? (int64_t)last_delta - ((int64_t)INT32_MAX - base_seq) - 1
+                               : (int64_t)base_seq + last_delta;
+            int valid = crc == crc32c(p + 21, (size_t)(total - 21));
+            r = sb_lit(&o, "baseOffset: ") || sb_ll(&o, offset) || sb_lit(&o, " lastOffset: ") ||
+                sb_ll(&o, (long long)last) || sb_lit(&o, " count: ") || sb_ll(&o, count) ||
+                sb_lit(&o, " baseSequence: ") || sb_ll(&o, base_seq) || sb_lit(&o, " lastSequence: ") ||
+                sb_ll(&o, last_seq) || sb_lit(&o, " producerId: ") || sb_ll(&o, pid) ||
+                sb_lit(&o, " producerEpoch: ") || sb_ll(&o, epoch) || sb_lit(&o, " partitionLeaderEpoch: ") ||
+                sb_ll(&o, ple) || sb_lit(&o, " isTransactional: ") || sb_str(&o, attrs & 0x10 ? "true" : "false") ||
+                sb_lit(&o, " isControl: ") || sb_str(&o, attrs & 0x20 ? "true" : "false") ||
+                sb_lit(&o, " deleteHorizonMs: ") ||
+                (attrs & 0x40 ? sb_lit(&o, "OptionalLong[") || sb_ll(&o, base_ts) || sb_lit(&o, "]")
+                              : sb_lit(&o, "OptionalLong.empty")) ||
+                sb_lit(&o, " position: ") || sb_ll(&o, pos) ||
+                sb_str(&o, attrs & 0x08 ? " LogAppendTime: " : " CreateTime: ") || sb_ll(&o, max_ts) ||
+                sb_lit(&o, " size: ") || sb_ll(&o, total) || sb_lit(&o, " magic: ") || sb_ll(&o, magic) ||
+                sb_lit(&o, " compresscodec: ") || sb_str(&o, CODEC_LABELS[codec]) || sb_lit(&o, " crc: ") ||
+                sb_ll(&o, crc) || sb_str(&o, valid ? " isvalid: true\n" : " isvalid: false\n");
+        } else {
+            uint32_t crc = (uint32_t)be32(p + 12);
+            int attrs = p[17];
+            int codec = attrs & 7;
+            const char *ts_name = " NoTimestampType: ";
+            int64_t ts = -1; /* NO_TIMESTAMP */
+            if (magic == 1) {
+                if (size < 22) /* V1_OVERHEAD */
+                    break;
+                ts_name = attrs & 0x08 ? " LogAppendTime: " : " CreateTime: ";
+                ts = be64(p + 18);
+            }
+            if (codec >= 5)
+                break;
+            int valid = crc == crc32_ieee(p + 16, (size_t)(total - 16));
+            r = sb_lit(&o, "offset: ") || sb_ll(&o, offset) || sb_lit(&o, " position: ") || sb_ll(&o, pos) ||
+                sb_str(&o, ts_name) || sb_ll(&o, ts) || sb_lit(&o, " size: ") || sb_ll(&o, total) ||
+                sb_lit(&o, " magic: ") || sb_ll(&o, magic) || sb_lit(&o, " compresscodec: ") ||
+                sb_str(&o, CODEC_LABELS[codec]) || sb_lit(&o, " crc: ") || sb_ll(&o, crc) ||
+                sb_str(&o, valid ? " isvalid: true\n" : " isvalid: false\n");
+        }
+        if (r) {
+            PyBuffer_Release(&b);
+            return NULL; /* sb_reserve freed the buffer and set MemoryError */
+        }
+        pos += total;
+        n++;
+    }
+    PyBuffer_Release(&b);
+    PyObject *lines = sb_finish(&o);
+    if (lines == NULL)
+        return NULL;
+    return Py_BuildValue("Nnn", lines, pos, n);
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -2473,6 +2689,7 @@ static PyMethodDef methods[] = {
     {"key_fields", py_key_fields, METH_VARARGS, "The cleaner's key decoder: every walked record's fields, checked."},
     {"rebuild_v2", py_rebuild_v2, METH_VARARGS, "The cleaner's rebuild of a plain v2 batch that loses records."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
+    {"shallow_lines", py_shallow_lines, METH_VARARGS, "dump-log's batch lines of a run of entries, CRC-checked."},
     {"offset_commits", py_offset_commits, METH_VARARGS, "_PartitionReplay.result's decoding of the latest commits."},
     {NULL, NULL, 0, NULL},
 };
@@ -2483,6 +2700,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kafkatool._speedups"
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    crc_zeros_tables(crc_long, CRC_LONG);
+    crc_zeros_tables(crc_short, CRC_SHORT);
+    crc32_init();
     md5_init();
     return PyModule_Create(&module);
 }

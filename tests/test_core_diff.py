@@ -627,3 +627,150 @@ def test_offset_map_puts_are_the_same_with_either_core(seed: int) -> None:
         finally:
             offsetmap.speedups = saved
     assert answers[0] == answers[1]
+
+
+# -- dump-log's shallow batch lines (speedups.shallow_lines) --------------------------------------
+
+
+def shallow_dump(path: Path, core: Any, monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[Any, ...]:
+    """dump-log of one file without --deep-iteration with one core: stdout, stderr and the counts."""
+    import io
+
+    with monkeypatch.context() as m:
+        m.setattr(dumplog, "speedups", core)
+        out, err = io.BytesIO(), io.BytesIO()
+        res = dumplog.dump_files([str(path)], dumplog.DumpOptions(kafka_release="4.0", **opts), out, err)
+    return out.getvalue(), err.getvalue(), res.exit_code, res.batches, res.bytes_read
+
+
+def check_shallow(path: Path, monkeypatch: pytest.MonkeyPatch, **opts: Any) -> bytes:
+    c = shallow_dump(path, speedups, monkeypatch, **opts)
+    assert c == shallow_dump(path, None, monkeypatch, **opts), path
+    return c[0]
+
+
+@pytest.fixture
+def small_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of a line or two, so every test crosses the compiled walk's run boundaries too."""
+    monkeypatch.setattr(dumplog, "SHALLOW_OUT_BYTES", 300)
+    monkeypatch.setattr(dumplog, "SHALLOW_IN_BYTES", 2000)
+
+
+@pytest.mark.skipif(not fixture_logs(), reason=f"shared fixtures not found at {FIXTURES}")
+@pytest.mark.parametrize("runs", ["default", "small"])
+def test_shallow_lines_of_every_fixture_are_the_same(
+    runs: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if runs == "small":
+        request.getfixturevalue("small_runs")
+    lines = 0
+    for log in fixture_logs():
+        out = check_shallow(log, monkeypatch)
+        lines += out.count(b"\n")
+        size = log.stat().st_size
+        if size > 100:
+            check_shallow(log, monkeypatch, max_bytes=size // 3)  # --max-bytes cuts a batch
+    assert lines > 1000
+
+
+@pytest.mark.skipif(not fixture_logs(), reason=f"shared fixtures not found at {FIXTURES}")
+def test_shallow_lines_of_mutated_fixtures_are_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(SEED + 20)
+    bad = tmp_path / "00000000000000000000.log"
+    for log in fixture_logs()[::3]:
+        data = log.read_bytes()[:60_000]
+        for mutated in mutations(data, rng, 6):
+            bad.write_bytes(mutated)
+            check_shallow(bad, monkeypatch)
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_shallow_lines_of_generated_logs_are_the_same(
+    tmp_path: Path, magic: int, codec: str, monkeypatch: pytest.MonkeyPatch, small_runs: None
+) -> None:
+    if codec == "zstd" and magic < 2:
+        pytest.skip("zstd needs the v2 format")
+    spec = GenerateSpec(
+        records=400,
+        batch_records=7,
+        magic=magic,
+        codec=codec,
+        transactional=magic == 2,
+        abort_ratio=0.3 if magic == 2 else 0.0,
+        log_append_time=codec == "lz4",
+        segment_bytes=1 << 20,
+    )
+    res = generate_partition(tmp_path / "gen", spec)
+    log = sorted(res.partition_dir.glob("*.log"))[0]
+    out = check_shallow(log, monkeypatch)
+    assert out.count(b"isvalid: true") == out.count(b"\n") - 2  # the two header lines
+    if magic == 2:
+        assert b"isControl: true" in out and b"isTransactional: true" in out
+    rng = random.Random(f"{SEED}-shallow-{magic}-{codec}")
+    bad = tmp_path / "00000000000000000000.log"
+    for mutated in mutations(log.read_bytes(), rng, 12):
+        bad.write_bytes(mutated)
+        check_shallow(bad, monkeypatch)
+
+
+def _fuzzed_headers(template: bytes, rng: random.Random, n: int) -> bytes:
+    """Entries framed like the template (same size), every header byte after the frame random: all
+    attribute bits and codec ids, any magic, sequences at the wrap, offsets at the 64-bit edges."""
+    out = bytearray()
+    for _ in range(n):
+        b = bytearray(template)
+        hdr_end = 61 if template[16] >= 2 else 34
+        for i in range(12, min(hdr_end, len(b))):
+            if rng.random() < 0.5:
+                b[i] = rng.randrange(256)
+        if rng.random() < 0.3:
+            b[0:8] = struct.pack(">q", rng.choice((2**63 - 1, -(2**63), -1, 2**63 - 5)))
+        if rng.random() < 0.3 and len(b) >= 61:
+            b[23:27] = struct.pack(">i", rng.choice((2**31 - 1, -(2**31), 5, -1)))
+            b[53:57] = struct.pack(">i", rng.choice((2**31 - 1, 2**31 - 3, -1, 0)))
+        if rng.random() < 0.5:
+            b[16] = rng.choice((0, 1, 2, 3, 0x80, 0xFF)) if rng.random() < 0.2 else template[16]
+        if rng.random() < 0.5:
+            b[21] &= 0x7F  # keep the codec bits valid more often, so the walk goes on
+            b[22] = rng.choice((0, 1, 2, 3, 4, 8, 0x10, 0x20, 0x30, 0x40, 0x78, 0x7C)) | (b[22] & 0x80)
+        out += b
+    return bytes(out)
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_shallow_lines_of_fuzzed_headers_are_the_same(
+    tmp_path: Path, magic: int, monkeypatch: pytest.MonkeyPatch, small_runs: None
+) -> None:
+    res = generate_partition(tmp_path / "gen", GenerateSpec(records=10, batch_records=10, magic=magic))
+    template = sorted(res.partition_dir.glob("*.log"))[0].read_bytes()
+    first = struct.unpack_from(">i", template, 8)[0] + 12
+    template = template[:first]
+    rng = random.Random(f"{SEED}-headers-{magic}")
+    log = tmp_path / "00000000000000000000.log"
+    lines = 0
+    for _ in range(300):
+        log.write_bytes(_fuzzed_headers(template, rng, rng.randint(1, 6)) + rng.randbytes(rng.choice((0, 0, 5, 30))))
+        lines += check_shallow(log, monkeypatch).count(b"\n")
+    assert lines > 600
+
+
+def test_shallow_lines_of_random_bytes_are_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(SEED + 21)
+    log = tmp_path / "00000000000000000000.log"
+    for _ in range(300):
+        size = rng.randint(14, 120)
+        frame = struct.pack(">qi", rng.randrange(-(2**63), 2**63), size)
+        log.write_bytes(frame + rng.randbytes(size + rng.choice((0, 0, -3, 9))))
+        check_shallow(log, monkeypatch)
+
+
+def test_crc32c_of_long_buffers_matches_the_crc32c_package() -> None:
+    """Lengths around the three-stream blocks (3 x 8 KiB and 3 x 256 bytes) and every alignment."""
+    from kafkatool.log.crc import crc32c
+
+    rng = random.Random(SEED + 22)
+    data = rng.randbytes(3 * 8192 * 3 + 3 * 256 * 2 + 64)
+    for n in (767, 768, 769, 1536, 24575, 24576, 24577, 3 * 8192 + 3 * 256 + 7, len(data) - 8):
+        for a in range(8):
+            assert speedups.crc32c(memoryview(data)[a : a + n]) == crc32c(data[a : a + n]), (n, a)

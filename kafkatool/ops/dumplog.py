@@ -357,6 +357,10 @@ def java_file_str(arg: str) -> str:
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
 PARALLEL_CHUNK_BYTES = 4 * 1024 * 1024
+# the compiled shallow walk hands back this much text, or stops after this much input (so the mapped
+# pages are released as the scan goes), whichever comes first
+SHALLOW_OUT_BYTES = 256 * 1024
+SHALLOW_IN_BYTES = 16 * 1024 * 1024
 PARALLEL_CHUNK_BYTES_COMPRESSED = 512 * 1024
 
 
@@ -607,6 +611,8 @@ class LogDumper:
         whole_batches = speedups is not None and deep
         flush_at = 16 if whole_batches else 256
         try:
+            if not deep and speedups is not None:
+                nbatches += self._shallow_run(scan)
             for batch in scan:
                 nbatches += 1
                 try:
@@ -656,6 +662,22 @@ class LogDumper:
             if non_consecutive:
                 self.deferred.non_consecutive.setdefault(str(path.absolute()), []).extend(non_consecutive)
         return first_offset, last_offset
+
+    def _shallow_run(self, scan: BatchScan) -> int:
+        """The compiled core's batch lines (the shallow hot path) from the scan's start for as long as
+        it can go; moves the scan on to where it stopped: the end, or an entry the Python loop then
+        prints or reports (a damaged frame, an unknown codec).  Returns the batches written."""
+        n = 0
+        pos = scan.start
+        while True:
+            lines, pos, count = speedups.shallow_lines(scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES)
+            if count == 0:
+                return n
+            self._w(lines)
+            n += count
+            scan.start = scan.valid_bytes = pos
+            if scan.release is not None:
+                scan.release(pos)
 
     def _dump_text_parallel(self, mf: MappedFile, end: int, path: Path, shown: str) -> BatchScan:
         """Deep/print text on several cores: chunks of whole batches are rendered by worker
