@@ -2059,9 +2059,12 @@ static inline int kf_varint(const unsigned char *d, int64_t n, int64_t *p, int32
  * Step 3 of kafkatool.ops.compact.keys' _decode_key_columns_round: `spans` holds native int64 quads
  * (data start, data end, record count, base offset) of the walked batches, `starts` their records'
  * starts (native int64, from walk_record_starts).  Each record is checked as the numpy step checks it
- * (varints of at most 3 bytes, lengths >= -1, no headers, inside its batch, ending where its length says
+ * (varints of at most 3 bytes, lengths >= -1, at most KF_MAX_HEADERS headers with key lengths >= 0,
+ * inside its batch, ending where its length says
  * and where the next record starts); the columns come back as native int64 / bool bytes, and
  * batch_ok holds b"\1" for each batch whose records all check out (the others' columns are not used). */
+#define KF_MAX_HEADERS 64 /* keys.MAX_FAST_HEADERS: records with more go to the one-by-one decoder */
+
 static PyObject *py_key_fields(PyObject *self, PyObject *args)
 {
     Py_buffer b, sp, st;
@@ -2141,7 +2144,18 @@ static PyObject *py_key_fields(PyObject *self, PyObject *args)
                     continue;
                 }
                 p += vlen > 0 ? vlen : 0;
-                if (rec_end > t[1] || p + 1 != rec_end || p >= n || d[p] != 0 || (next >= 0 && rec_end != next) ||
+                int32_t hcount, hk, hv;
+                if (!kf_varint(d, n, &p, &hcount) || hcount < 0 || hcount > KF_MAX_HEADERS) {
+                    good = 0;
+                    continue;
+                }
+                for (int32_t h = 0; h < hcount && good; h++) { /* key length >= 0, value length >= -1 */
+                    good = kf_varint(d, n, &p, &hk) && hk >= 0;
+                    p += good ? hk : 0;
+                    good = good && kf_varint(d, n, &p, &hv) && hv >= -1;
+                    p += good && hv > 0 ? hv : 0;
+                }
+                if (!good || rec_end > t[1] || p != rec_end || (next >= 0 && rec_end != next) ||
                     (j + 1 < t[2] && next < 0)) {
                     good = 0;
                     continue;
@@ -2320,7 +2334,38 @@ static inline int rb_varlong_size(int64_t v)
 typedef struct {
     int64_t ts, offset_delta;
     Py_ssize_t key, klen, value, vlen; /* positions in the buffer; a length of -1 is null */
+    Py_ssize_t hdr, hlen;              /* the headers (count first) as they are re-encoded: copied */
 } rb_record;
+
+/* A varint inside [*p, end) as rb_varlong reads it, also 0 unless it is as short as encode_varint makes
+ * it (so the bytes can be copied instead of re-encoded). */
+static inline int rb_minimal(const unsigned char *d, Py_ssize_t end, Py_ssize_t *p, int64_t *out)
+{
+    Py_ssize_t at = *p;
+    return rb_varlong(d, end, p, out) && *p - at == rb_varlong_size(*out);
+}
+
+/* Past the headers at *p (count, then key/value pairs) that end at rec_end; 0 unless each is as
+ * encode_v2_batch re-encodes what Batch.records() decodes: minimal varints, key lengths >= 0 and ASCII
+ * keys (a key is decoded to text and encoded again as UTF-8), value lengths >= -1. */
+static int rb_headers(const unsigned char *d, Py_ssize_t rec_end, Py_ssize_t *p)
+{
+    int64_t count, klen, vlen;
+    if (!rb_minimal(d, rec_end, p, &count) || count < 0)
+        return 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (!rb_minimal(d, rec_end, p, &klen) || klen < 0 || klen > rec_end - *p)
+            return 0;
+        for (int64_t k = 0; k < klen; k++)
+            if (d[*p + k] & 0x80)
+                return 0;
+        *p += (Py_ssize_t)klen;
+        if (!rb_minimal(d, rec_end, p, &vlen) || vlen < -1 || vlen > rec_end - *p)
+            return 0;
+        *p += vlen > 0 ? (Py_ssize_t)vlen : 0;
+    }
+    return 1;
+}
 
 static inline void rb_put_be(unsigned char *o, uint64_t v, int n)
 {
@@ -2336,8 +2381,9 @@ static inline void rb_put_be(unsigned char *o, uint64_t v, int n)
  * without a delete horizon): same base offset, last offset delta, producer fields and transactional
  * flag; base timestamp the least kept timestamp, max timestamp the greatest; each record re-encoded
  * (attributes 0, minimal varints).  None, for the Python path to decide, unless the batch is
- * uncompressed, create-time, not control, without a delete horizon, every record without headers and
- * exactly as long as it says, with `keep` one byte a record and at least one kept. */
+ * uncompressed, create-time, not control, without a delete horizon, every record exactly as long as it
+ * says with headers that re-encode to their own bytes (`rb_headers`), with `keep` one byte a record and
+ * at least one kept. */
 static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
 {
     Py_buffer b, kp;
@@ -2363,7 +2409,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
     Py_ssize_t p = pos + 61, end = pos + size, kept = 0;
     int64_t min_ts = INT64_MAX, max_ts = INT64_MIN, last_offset = 0;
     for (int32_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, offset_delta, klen, vlen, headers;
+        int64_t length, ts_delta, offset_delta, klen, vlen;
         if (!rb_varlong(d, end, &p, &length) || length < 0 || length > end - p)
             goto none;
         Py_ssize_t rec_end = p + (Py_ssize_t)length;
@@ -2377,7 +2423,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             goto none;
         Py_ssize_t value = p;
         p += vlen > 0 ? (Py_ssize_t)vlen : 0;
-        if (!rb_varlong(d, rec_end, &p, &headers) || headers != 0 || p != rec_end)
+        Py_ssize_t hdr = p;
+        if (!rb_headers(d, rec_end, &p) || p != rec_end)
             goto none;
         if (keep[i]) {
             rb_record *r = &recs[kept++];
@@ -2389,6 +2436,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             r->klen = klen;
             r->value = value;
             r->vlen = vlen;
+            r->hdr = hdr;
+            r->hlen = rec_end - hdr;
             if (r->ts < min_ts)
                 min_ts = r->ts;
             if (r->ts > max_ts)
@@ -2406,7 +2455,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
         r->ts = ts_delta;
         int64_t body = 1 + rb_varlong_size(ts_delta) + rb_varlong_size(r->offset_delta) +
                        rb_varlong_size(r->klen) + (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) +
-                       (r->vlen > 0 ? r->vlen : 0) + 1;
+                       (r->vlen > 0 ? r->vlen : 0) + r->hlen;
         total += rb_varlong_size(body) + (Py_ssize_t)body;
     }
     if (total - 12 > INT32_MAX)
@@ -2425,7 +2474,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < kept; i++) {
         rb_record *r = &recs[i];
         int64_t body = 1 + rb_varlong_size(r->ts) + rb_varlong_size(r->offset_delta) + rb_varlong_size(r->klen) +
-                       (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) + (r->vlen > 0 ? r->vlen : 0) + 1;
+                       (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) + (r->vlen > 0 ? r->vlen : 0) + r->hlen;
         w = rb_put_varlong(w, body);
         *w++ = 0;
         w = rb_put_varlong(w, r->ts);
@@ -2440,7 +2489,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             memcpy(w, d + r->value, (size_t)r->vlen);
             w += r->vlen;
         }
-        *w++ = 0;
+        memcpy(w, d + r->hdr, (size_t)r->hlen);
+        w += r->hlen;
     }
     rb_put_be(o + 17, crc32c(o + 21, (size_t)(total - 21)), 4);
     out = Py_BuildValue("OLL", batch, (long long)max_ts, (long long)last_offset);
