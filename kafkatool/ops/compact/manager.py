@@ -31,8 +31,8 @@ from kafkatool.log.index import (
 )
 from kafkatool.log.producer_state import ProducerLast, ProducerStates
 from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, NO_TIMESTAMP
-from kafkatool.log.records import BatchScan
 from kafkatool.ops.compact.config import CompactConfig, CompactInputError
+from kafkatool.ops.compact.scan import CleanerScan
 from kafkatool.ops.compact.transactions import control_type
 from kafkatool.ops.safety import log_dir_of
 
@@ -144,7 +144,7 @@ class PartitionLog:
         for seg in self.segments:
             seg.next_offset = seg.base_offset
             with MappedFile(seg.files.log) as mf:
-                scan = BatchScan(mf.buf, release=mf.release)  # resident memory flat whatever the segment size
+                scan = CleanerScan(mf.buf, release=mf.release)  # resident memory flat whatever the segment size
                 for b in scan:
                     if not b.is_valid():
                         raise CorruptRecordError(
