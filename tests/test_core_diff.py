@@ -680,3 +680,43 @@ def test_cleaner_scan_is_batch_scan(run: tuple[int, int], monkeypatch: pytest.Mo
         _check_scans(one * 3 + one[:40], rng)
     for _ in range(50):
         _check_scans(rng.randbytes(rng.randrange(0, 300)), rng)
+
+
+@pytest.mark.parametrize("window", [4 << 20, 1, 700])
+def test_loading_refuses_the_first_bad_crc_in_both_cores(
+    tmp_path: Path, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading checks CRCs a window of batches at a time (`verify_crcs`): a bad CRC anywhere (first,
+    middle, last batch; v2 and v1) is refused with the message naming that batch, in both cores, as the
+    batch-by-batch `Batch.is_valid` check names it; intact logs load."""
+    from kafkatool.log.files import segment_name
+    from kafkatool.log.writer import encode_legacy_batch
+    from kafkatool.ops.compact import manager
+
+    monkeypatch.setattr(manager, "CRC_WINDOW", window)
+    recs = [Record(i, 1_000 + i, b"k%d" % (i % 3), b"v" * 200, ()) for i in range(12)]
+    v2 = b"".join(encode_v2_batch(recs[i : i + 3], i) for i in range(0, 12, 3))
+    v1 = b"".join(encode_legacy_batch([r._replace(offset=i)], magic=1) for i, r in enumerate(recs[:4]))
+    for name, log in (("v2", v2), ("v1", v1)):
+        batches = list(BatchScan(log))
+        for bad in (None, *batches):
+            data = bytearray(log)
+            if bad is not None:
+                data[bad.position + bad.size - 1] ^= 0x55
+            d = tmp_path / f"{name}-{window}-{'ok' if bad is None else bad.position}" / "t-0"
+            d.mkdir(parents=True)
+            (d / segment_name(0, ".log")).write_bytes(bytes(data))
+            got = []
+            for pure in (False, True):
+                try:
+                    if pure:
+                        with _PurePython():
+                            manager.PartitionLog(d)
+                    else:
+                        manager.PartitionLog(d)
+                    got.append(None)
+                except CorruptRecordError as exc:
+                    got.append((str(exc), exc.position))
+            want = None if bad is None else bad.position
+            assert got[0] == got[1] and (got[0] is None) == (want is None)
+            assert want is None or (got[0][1] == want and f"at position {want} " in got[0][0])
