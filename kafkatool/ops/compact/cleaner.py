@@ -311,8 +311,8 @@ class Cleaner:
         digested and looked up.  A batch that keeps every record is copied from the segment as it is
         (consecutive ones as one piece); only a batch that loses records is rebuilt: by the compiled core
         when it is plain (uncompressed, create time, headers that re-encode to their own bytes, no horizon
-        to keep or stamp), else
-        decoded in full and re-encoded by `_rebuild`, the reference the compiled rebuild is tested against.
+        to keep or stamp), else decoded in full and re-encoded by `_rebuild`, the reference the compiled
+        rebuild is tested against.
         """
         st = self.stats
         old = self.cfg.before_kip534
