@@ -2120,9 +2120,12 @@ static inline int kf_varint(const unsigned char *d, int64_t n, int64_t *p, int32
  * Step 3 of kafkatool.ops.compact.keys' _decode_key_columns_round: `spans` holds native int64 quads
  * (data start, data end, record count, base offset) of the walked batches, `starts` their records'
  * starts (native int64, from walk_record_starts).  Each record is checked as the numpy step checks it
- * (varints of at most 3 bytes, lengths >= -1, no headers, inside its batch, ending where its length says
+ * (varints of at most 3 bytes, lengths >= -1, at most KF_MAX_HEADERS headers with key lengths >= 0,
+ * inside its batch, ending where its length says
  * and where the next record starts); the columns come back as native int64 / bool bytes, and
  * batch_ok holds b"\1" for each batch whose records all check out (the others' columns are not used). */
+#define KF_MAX_HEADERS 64 /* keys.MAX_FAST_HEADERS: records with more go to the one-by-one decoder */
+
 static PyObject *py_key_fields(PyObject *self, PyObject *args)
 {
     Py_buffer b, sp, st;
@@ -2202,7 +2205,18 @@ static PyObject *py_key_fields(PyObject *self, PyObject *args)
                     continue;
                 }
                 p += vlen > 0 ? vlen : 0;
-                if (rec_end > t[1] || p + 1 != rec_end || p >= n || d[p] != 0 || (next >= 0 && rec_end != next) ||
+                int32_t hcount, hk, hv;
+                if (!kf_varint(d, n, &p, &hcount) || hcount < 0 || hcount > KF_MAX_HEADERS) {
+                    good = 0;
+                    continue;
+                }
+                for (int32_t h = 0; h < hcount && good; h++) { /* key length >= 0, value length >= -1 */
+                    good = kf_varint(d, n, &p, &hk) && hk >= 0;
+                    p += good ? hk : 0;
+                    good = good && kf_varint(d, n, &p, &hv) && hv >= -1;
+                    p += good && hv > 0 ? hv : 0;
+                }
+                if (!good || rec_end > t[1] || p != rec_end || (next >= 0 && rec_end != next) ||
                     (j + 1 < t[2] && next < 0)) {
                     good = 0;
                     continue;
@@ -2381,7 +2395,38 @@ static inline int rb_varlong_size(int64_t v)
 typedef struct {
     int64_t ts, offset_delta;
     Py_ssize_t key, klen, value, vlen; /* positions in the buffer; a length of -1 is null */
+    Py_ssize_t hdr, hlen;              /* the headers (count first) as they are re-encoded: copied */
 } rb_record;
+
+/* A varint inside [*p, end) as rb_varlong reads it, also 0 unless it is as short as encode_varint makes
+ * it (so the bytes can be copied instead of re-encoded). */
+static inline int rb_minimal(const unsigned char *d, Py_ssize_t end, Py_ssize_t *p, int64_t *out)
+{
+    Py_ssize_t at = *p;
+    return rb_varlong(d, end, p, out) && *p - at == rb_varlong_size(*out);
+}
+
+/* Past the headers at *p (count, then key/value pairs) that end at rec_end; 0 unless each is as
+ * encode_v2_batch re-encodes what Batch.records() decodes: minimal varints, key lengths >= 0 and ASCII
+ * keys (a key is decoded to text and encoded again as UTF-8), value lengths >= -1. */
+static int rb_headers(const unsigned char *d, Py_ssize_t rec_end, Py_ssize_t *p)
+{
+    int64_t count, klen, vlen;
+    if (!rb_minimal(d, rec_end, p, &count) || count < 0)
+        return 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (!rb_minimal(d, rec_end, p, &klen) || klen < 0 || klen > rec_end - *p)
+            return 0;
+        for (int64_t k = 0; k < klen; k++)
+            if (d[*p + k] & 0x80)
+                return 0;
+        *p += (Py_ssize_t)klen;
+        if (!rb_minimal(d, rec_end, p, &vlen) || vlen < -1 || vlen > rec_end - *p)
+            return 0;
+        *p += vlen > 0 ? (Py_ssize_t)vlen : 0;
+    }
+    return 1;
+}
 
 static inline void rb_put_be(unsigned char *o, uint64_t v, int n)
 {
@@ -2397,8 +2442,9 @@ static inline void rb_put_be(unsigned char *o, uint64_t v, int n)
  * without a delete horizon): same base offset, last offset delta, producer fields and transactional
  * flag; base timestamp the least kept timestamp, max timestamp the greatest; each record re-encoded
  * (attributes 0, minimal varints).  None, for the Python path to decide, unless the batch is
- * uncompressed, create-time, not control, without a delete horizon, every record without headers and
- * exactly as long as it says, with `keep` one byte a record and at least one kept. */
+ * uncompressed, create-time, not control, without a delete horizon, every record exactly as long as it
+ * says with headers that re-encode to their own bytes (`rb_headers`), with `keep` one byte a record and
+ * at least one kept. */
 static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
 {
     Py_buffer b, kp;
@@ -2424,7 +2470,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
     Py_ssize_t p = pos + 61, end = pos + size, kept = 0;
     int64_t min_ts = INT64_MAX, max_ts = INT64_MIN, last_offset = 0;
     for (int32_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, offset_delta, klen, vlen, headers;
+        int64_t length, ts_delta, offset_delta, klen, vlen;
         if (!rb_varlong(d, end, &p, &length) || length < 0 || length > end - p)
             goto none;
         Py_ssize_t rec_end = p + (Py_ssize_t)length;
@@ -2438,7 +2484,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             goto none;
         Py_ssize_t value = p;
         p += vlen > 0 ? (Py_ssize_t)vlen : 0;
-        if (!rb_varlong(d, rec_end, &p, &headers) || headers != 0 || p != rec_end)
+        Py_ssize_t hdr = p;
+        if (!rb_headers(d, rec_end, &p) || p != rec_end)
             goto none;
         if (keep[i]) {
             rb_record *r = &recs[kept++];
@@ -2450,6 +2497,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             r->klen = klen;
             r->value = value;
             r->vlen = vlen;
+            r->hdr = hdr;
+            r->hlen = rec_end - hdr;
             if (r->ts < min_ts)
                 min_ts = r->ts;
             if (r->ts > max_ts)
@@ -2467,7 +2516,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
         r->ts = ts_delta;
         int64_t body = 1 + rb_varlong_size(ts_delta) + rb_varlong_size(r->offset_delta) +
                        rb_varlong_size(r->klen) + (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) +
-                       (r->vlen > 0 ? r->vlen : 0) + 1;
+                       (r->vlen > 0 ? r->vlen : 0) + r->hlen;
         total += rb_varlong_size(body) + (Py_ssize_t)body;
     }
     if (total - 12 > INT32_MAX)
@@ -2486,7 +2535,7 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < kept; i++) {
         rb_record *r = &recs[i];
         int64_t body = 1 + rb_varlong_size(r->ts) + rb_varlong_size(r->offset_delta) + rb_varlong_size(r->klen) +
-                       (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) + (r->vlen > 0 ? r->vlen : 0) + 1;
+                       (r->klen > 0 ? r->klen : 0) + rb_varlong_size(r->vlen) + (r->vlen > 0 ? r->vlen : 0) + r->hlen;
         w = rb_put_varlong(w, body);
         *w++ = 0;
         w = rb_put_varlong(w, r->ts);
@@ -2501,7 +2550,8 @@ static PyObject *py_rebuild_v2(PyObject *self, PyObject *args)
             memcpy(w, d + r->value, (size_t)r->vlen);
             w += r->vlen;
         }
-        *w++ = 0;
+        memcpy(w, d + r->hdr, (size_t)r->hlen);
+        w += r->hlen;
     }
     rb_put_be(o + 17, crc32c(o + 21, (size_t)(total - 21)), 4);
     out = Py_BuildValue("OLL", batch, (long long)max_ts, (long long)last_offset);
@@ -2671,6 +2721,98 @@ static PyObject *py_shallow_lines(PyObject *self, PyObject *args)
     return Py_BuildValue("Nnn", lines, pos, n);
 }
 
+/* ---- the log cleaner's batch header walk (kafkatool.ops.compact.scan) ---- */
+
+static const char *const br_fields[] = {"buf", "position", "size", "magic", "base_offset", "last_offset", "crc",
+                                        "attributes", "codec", "timestamp_type", "base_timestamp",
+                                        "max_timestamp", "producer_id", "producer_epoch", "base_sequence",
+                                        "partition_leader_epoch", "count", "view"};
+#define BR_FIELDS ((int)(sizeof(br_fields) / sizeof(br_fields[0])))
+static PyObject *br_names[BR_FIELDS];
+
+/* batch_run(Batch, buf, view, start, end, max_batches, max_bytes) -> (batches, stop)
+ * The batches kafkatool.log.records.read_batch_header reads one by one from `start`, as Batch objects
+ * (`buf` and `view` set as BatchScan sets them), while each is a complete v2 batch (magic 2, at least
+ * the 61-byte header, ending by `end`, last offset within 64 bits), up to max_batches of them or the
+ * first that ends past start + max_bytes (one at least); `stop` is where the run stopped, for the
+ * caller's Python reader to go on from there (partial tails, damaged frames, v0/v1, and their errors). */
+static PyObject *py_batch_run(PyObject *self, PyObject *args)
+{
+    PyObject *type, *bufobj, *view;
+    Py_buffer b;
+    Py_ssize_t pos, end, max_batches, max_bytes;
+    if (!PyArg_ParseTuple(args, "OOOnnnn", &type, &bufobj, &view, &pos, &end, &max_batches, &max_bytes))
+        return NULL;
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "batch_run: the first argument must be the Batch class");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(bufobj, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *list = NULL, *out = NULL;
+    for (int i = 0; i < BR_FIELDS; i++)
+        if (br_names[i] == NULL && (br_names[i] = PyUnicode_InternFromString(br_fields[i])) == NULL)
+            goto done;
+    if (end > b.len)
+        end = b.len;
+    if ((list = PyList_New(0)) == NULL)
+        goto done;
+    const unsigned char *d = b.buf;
+    Py_ssize_t first = pos;
+    while (pos >= 0 && PyList_GET_SIZE(list) < max_batches && pos + 17 < end) {
+        const unsigned char *h = d + pos;
+        int64_t base_offset = be64(h), last_offset;
+        int32_t len = be32(h + 8), last_delta = be32(h + 23);
+        if (h[16] != 2 || len < 61 - 12 || pos > end - 12 - len ||
+            __builtin_add_overflow(base_offset, (int64_t)last_delta, &last_offset))
+            break;
+        if (PyList_GET_SIZE(list) > 0 && pos + 12 + len - first > max_bytes)
+            break;
+        int attrs = be16(h + 21);
+        PyTypeObject *tp = (PyTypeObject *)type;
+        PyObject *batch = tp->tp_alloc(tp, 0);
+        if (batch == NULL)
+            goto done;
+        PyObject *v[BR_FIELDS] = {
+            Py_NewRef(bufobj),
+            PyLong_FromSsize_t(pos),
+            PyLong_FromLong(len + 12),
+            PyLong_FromLong(2),
+            PyLong_FromLongLong(base_offset),
+            PyLong_FromLongLong(last_offset),
+            PyLong_FromUnsignedLong((uint32_t)be32(h + 17)),
+            PyLong_FromLong(attrs),
+            PyLong_FromLong(attrs & 0x07),
+            PyLong_FromLong(attrs & 0x08 ? 1 : 0), /* TS_LOG_APPEND : TS_CREATE */
+            PyLong_FromLongLong(be64(h + 27)),
+            PyLong_FromLongLong(be64(h + 35)),
+            PyLong_FromLongLong(be64(h + 43)),
+            PyLong_FromLong(be16(h + 51)),
+            PyLong_FromLong(be32(h + 53)),
+            PyLong_FromLong(be32(h + 12)),
+            PyLong_FromLong(be32(h + 57)),
+            Py_NewRef(view),
+        };
+        int bad = 0;
+        for (int i = 0; i < BR_FIELDS; i++) {
+            if (!bad && (v[i] == NULL || PyObject_SetAttr(batch, br_names[i], v[i]) < 0))
+                bad = 1;
+            Py_XDECREF(v[i]);
+        }
+        if (bad || PyList_Append(list, batch) < 0) {
+            Py_DECREF(batch);
+            goto done;
+        }
+        Py_DECREF(batch);
+        pos += 12 + (Py_ssize_t)len;
+    }
+    out = Py_BuildValue("On", list, pos);
+done:
+    Py_XDECREF(list);
+    PyBuffer_Release(&b);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -2688,6 +2830,7 @@ static PyMethodDef methods[] = {
     {"offset_map_put", py_offset_map_put, METH_VARARGS, "OffsetMap.put_until_full's loop, one key at a time."},
     {"key_fields", py_key_fields, METH_VARARGS, "The cleaner's key decoder: every walked record's fields, checked."},
     {"rebuild_v2", py_rebuild_v2, METH_VARARGS, "The cleaner's rebuild of a plain v2 batch that loses records."},
+    {"batch_run", py_batch_run, METH_VARARGS, "The cleaner's walk over a run of complete v2 batch headers."},
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {"shallow_lines", py_shallow_lines, METH_VARARGS, "dump-log's batch lines of a run of entries, CRC-checked."},
     {"offset_commits", py_offset_commits, METH_VARARGS, "_PartitionReplay.result's decoding of the latest commits."},

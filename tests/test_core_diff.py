@@ -542,7 +542,8 @@ def test_generated_logs_compact_the_same(tmp_path: Path, magic: int, codec: str)
 def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
     """A batch that loses records, rebuilt by the compiled core and by `Cleaner._rebuild`: the same
     bytes, max timestamp and last offset; None (the Python path) for what it does not cover (codecs,
-    log-append time, headers, delete horizons) and for damaged records whatever Python makes of them."""
+    log-append time, header keys that are not ASCII, delete horizons) and for damaged records whatever
+    Python makes of them."""
     from itertools import compress
 
     from kafkatool.log.record import TS_LOG_APPEND
@@ -557,7 +558,7 @@ def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
             offset, rng.choice([1_700_000_000_000, 0, -5]) + rng.randrange(-(10**9), 10**9),
             None if rng.random() < 0.1 else rng.randbytes(rng.choice([0, 16, 300])),
             None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 9, 200, 20000])),
-            (("h", b"v"),) if rng.random() < 0.03 else (),
+            rng.choice([(), (), (), (("h", b"v"),), (("source", b"gen"), ("n", None)), (("\u00e9t\u00e9", b""),)]),
         ))
         offset += rng.choice([1, 1, 1, 3, 70000])
     plain = rng.random() < 0.8
@@ -584,7 +585,7 @@ def test_compiled_rebuild_is_the_python_rebuild(seed: int) -> None:
         return
     kept = list(compress(decoded, keep))
     covered = b.codec == 0 and b.timestamp_type != TS_LOG_APPEND and b.delete_horizon_ms is None
-    covered = covered and not any(r.headers for r in decoded) and len(kept) > 0
+    covered = covered and all(k.isascii() for r in decoded for k, _ in r.headers) and len(kept) > 0
     if got is None:
         assert damaged or not covered
         return
@@ -774,3 +775,95 @@ def test_crc32c_of_long_buffers_matches_the_crc32c_package() -> None:
     for n in (767, 768, 769, 1536, 24575, 24576, 24577, 3 * 8192 + 3 * 256 + 7, len(data) - 8):
         for a in range(8):
             assert speedups.crc32c(memoryview(data)[a : a + n]) == crc32c(data[a : a + n]), (n, a)
+
+
+# -- the cleaner's compiled batch header walk (issue 14) --------------------------------------------
+
+
+def _scan(scan: BatchScan) -> tuple[Any, ...]:
+    """Every slot of every batch a walk yields (the buffer and view by identity), then where and why it stopped."""
+    got = []
+    for b in scan:
+        got.append(tuple(getattr(b, f) for f in records.Batch.__slots__ if f not in ("buf", "view")))
+        assert b.buf is scan.buf and b.view is not None and b.view.obj is scan.buf
+    err = None if scan.error is None else (str(scan.error), scan.error.position)
+    return got, scan.valid_bytes, err, scan.trailing_bytes
+
+
+def _check_scans(buf: bytes, rng: random.Random) -> None:
+    from kafkatool.ops.compact import scan as cleaner_scan
+
+    start = rng.choice([0, 0, rng.randrange(0, len(buf) + 1)])
+    end = rng.choice([len(buf), len(buf), rng.randrange(start, len(buf) + 1)])
+    want = _scan(BatchScan(buf, start, end))
+    released: list[int] = []
+    got = _scan(cleaner_scan.CleanerScan(buf, start, end, release=released.append))
+    assert got == want
+    assert released == sorted(released) and all(start <= r <= want[1] for r in released)
+
+
+@pytest.mark.parametrize("run", [(512, 4 << 20), (1, 1), (3, 5000)])
+def test_cleaner_scan_is_batch_scan(run: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CleanerScan` (runs of v2 headers read by the compiled `batch_run`, the rest by Python) yields the
+    batches `BatchScan` yields, every slot equal, and stops at the same place with the same error: over
+    every fixture log a broker wrote (v0/v1, v2, transactions, codecs), seeded mutations of them (cuts,
+    flipped bytes, random bytes), sub-ranges, generated logs at offsets near 2^63, and several run sizes."""
+    from kafkatool.ops.compact import scan as cleaner_scan
+
+    monkeypatch.setattr(cleaner_scan, "speedups", speedups)
+    monkeypatch.setattr(cleaner_scan, "RUN_BATCHES", run[0])
+    monkeypatch.setattr(cleaner_scan, "RUN_BYTES", run[1])
+    rng = random.Random(SEED + run[0])
+    logs = fixture_logs()
+    for path in logs:
+        _check_scans(path.read_bytes(), rng)
+    small = [p for p in logs if 0 < p.stat().st_size < 200_000]
+    for path in rng.sample(small, min(30, len(small))):
+        for bad in mutations(path.read_bytes(), rng, 10):
+            _check_scans(bad, rng)
+    for base in (0, 2**63 - 150, 2**63 - 2):
+        recs = [Record(base + i, 1_000 + i, b"k", b"v" * rng.randrange(0, 300), ()) for i in range(2)]
+        one = encode_v2_batch(recs, base, last_offset=base + 200)  # past 2^63 - 1 from the middle one on
+        _check_scans(one * 3 + one[:40], rng)
+    for _ in range(50):
+        _check_scans(rng.randbytes(rng.randrange(0, 300)), rng)
+
+
+@pytest.mark.parametrize("window", [4 << 20, 1, 700])
+def test_loading_refuses_the_first_bad_crc_in_both_cores(
+    tmp_path: Path, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading checks CRCs a window of batches at a time (`verify_crcs`): a bad CRC anywhere (first,
+    middle, last batch; v2 and v1) is refused with the message naming that batch, in both cores, as the
+    batch-by-batch `Batch.is_valid` check names it; intact logs load."""
+    from kafkatool.log.files import segment_name
+    from kafkatool.log.writer import encode_legacy_batch
+    from kafkatool.ops.compact import manager
+
+    monkeypatch.setattr(manager, "CRC_WINDOW", window)
+    recs = [Record(i, 1_000 + i, b"k%d" % (i % 3), b"v" * 200, ()) for i in range(12)]
+    v2 = b"".join(encode_v2_batch(recs[i : i + 3], i) for i in range(0, 12, 3))
+    v1 = b"".join(encode_legacy_batch([r._replace(offset=i)], magic=1) for i, r in enumerate(recs[:4]))
+    for name, log in (("v2", v2), ("v1", v1)):
+        batches = list(BatchScan(log))
+        for bad in (None, *batches):
+            data = bytearray(log)
+            if bad is not None:
+                data[bad.position + bad.size - 1] ^= 0x55
+            d = tmp_path / f"{name}-{window}-{'ok' if bad is None else bad.position}" / "t-0"
+            d.mkdir(parents=True)
+            (d / segment_name(0, ".log")).write_bytes(bytes(data))
+            got = []
+            for pure in (False, True):
+                try:
+                    if pure:
+                        with _PurePython():
+                            manager.PartitionLog(d)
+                    else:
+                        manager.PartitionLog(d)
+                    got.append(None)
+                except CorruptRecordError as exc:
+                    got.append((str(exc), exc.position))
+            want = None if bad is None else bad.position
+            assert got[0] == got[1] and (got[0] is None) == (want is None)
+            assert want is None or (got[0][1] == want and f"at position {want} " in got[0][0])

@@ -166,7 +166,8 @@ def test_an_empty_list_and_legacy_only_batches():
 
 
 def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
-    """Undamaged v2 batches without headers never go through the one-by-one decoder."""
+    """Undamaged v2 batches, with headers or without, never go through the one-by-one decoder (in either
+    core: the numpy field checks as well as the compiled ones)."""
     import kafkatool.ops.compact.keys as records
 
     def one_by_one(*_args):
@@ -177,12 +178,17 @@ def test_plain_v2_batches_take_the_vectorised_path(monkeypatch):
     parts, offset = [], 0
     for n in (1, 64, 100):  # 1- and 2-byte deltas; values needing 1-, 2- and 3-byte lengths
         recs = [Record(offset + i, 10**12 + i, b"key-%d" % i if i % 9 else None,
-                       None if i % 7 == 0 else rng.randbytes(rng.choice([1, 200, 20000])), ()) for i in range(n)]
+                       None if i % 7 == 0 else rng.randbytes(rng.choice([1, 200, 20000])),
+                       (("source", b"kafkatool-generate"), ("n", None))[: i % 3]) for i in range(n)]
         parts.append(encode_v2_batch(recs, offset, codec=Codec.LZ4 if n == 64 else Codec.NONE))
         offset += n
     buf = b"".join(parts)
+    want = _one_by_one(buf)
     cols = decode_key_columns(list(BatchScan(buf)))
-    assert _one_by_one(buf) == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
+    assert want == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
+    monkeypatch.setattr(records, "speedups", None)
+    cols = decode_key_columns(list(BatchScan(buf)))
+    assert want == ("ok", cols.offsets.tolist(), cols.keys(), cols.null_values.tolist(), list(cols.starts))
 
 
 @pytest.mark.skipif(load_speedups() is None, reason="the compiled core is not built")
@@ -221,14 +227,15 @@ def test_compiled_field_checks_are_the_numpy_checks(seed):
     if seed % 3:  # batches' record data laid end to end, decompressed, as the decoder lays it out
         if seed % 3 == 1:
             log = _log(seed, seed % 4)
-        else:  # records without headers (the ones this step passes), then a few bytes changed
+        else:  # records with and without headers, then a few bytes changed
             offset, parts = 0, []
             for _ in range(rng.randrange(1, 5)):
                 n = rng.randrange(1, 30)
                 recs = [
                     Record(offset + i * rng.choice([1, 1, 70, 9000]), 10**12 + rng.randrange(-(10**5), 10**5),
                            None if rng.random() < 0.1 else rng.randbytes(rng.choice([0, 16, 200])),
-                           None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 9, 300, 20000])), ())
+                           None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 9, 300, 20000])),
+                           rng.choice([(), (), (("source", b"gen"),), (("a", None), ("\u00e9", b"x" * 200))]))
                     for i in range(n)
                 ]
                 parts.append(encode_v2_batch(recs, offset))

@@ -31,7 +31,8 @@ The units, one of Kafka's concepts each: `config` (topic settings), `manager` (t
 it and its cleanable range: LogCleanerManager), `offsetmap` (SkimpyOffsetMap), `transactions`
 (CleanedTransactionMetadata), `cleaner` (Cleaner: the offset-map pass and the retention judgement),
 `keys` (records' offsets and keys decoded without their values), `decoded` (what the first pass
-decoded, reused by the second), `writer` (read chunks, segment groups, the `.cleaned` segment), `stats`
+decoded, reused by the second), `scan` (the walks over batch headers, runs of them compiled), `writer`
+(read chunks, segment groups, the `.cleaned` segment), `stats`
 (counts and results), `estimate` (a dry run over many partitions).  Each producer's last batch comes
 from `kafkatool.log.producer_state`.  This module is the entry point: `compact_partition`.
 """

@@ -13,13 +13,14 @@ from kafkatool.log.core import speedups
 from kafkatool.log.files import MappedFile
 from kafkatool.log.producer_state import ProducerLast
 from kafkatool.log.record import NO_TIMESTAMP, TS_LOG_APPEND, Record
-from kafkatool.log.records import Batch, BatchScan
+from kafkatool.log.records import Batch
 from kafkatool.log.writer import encode_legacy_batch, encode_v2_batch
 from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.decoded import DecodedRecords
 from kafkatool.ops.compact.keys import BatchKeyColumns, decode_key_columns
 from kafkatool.ops.compact.manager import CleanerSegment, PartitionLog
 from kafkatool.ops.compact.offsetmap import KEY_HASH, OffsetMap
+from kafkatool.ops.compact.scan import CleanerScan
 from kafkatool.ops.compact.stats import CleanerStats, GroupResult
 from kafkatool.ops.compact.transactions import TransactionTracker, control_type
 from kafkatool.ops.compact.writer import ChunkPieces, CleanedSegment, read_chunks
@@ -94,7 +95,7 @@ class Cleaner:
         pending_bytes = 0
         st = self.stats
         with MappedFile(seg.files.log) as mf:
-            for b in BatchScan(mf.buf, 0, seg.size):
+            for b in CleanerScan(mf.buf, 0, seg.size):
                 pending_bytes += b.size
                 if b.last_offset < start:
                     continue  # before the dirty range: the broker starts at the index entry for it
@@ -309,8 +310,9 @@ class Cleaner:
         records the map was built from (`OffsetMap.latest_by_offset`); only the others have their key
         digested and looked up.  A batch that keeps every record is copied from the segment as it is
         (consecutive ones as one piece); only a batch that loses records is rebuilt: by the compiled core
-        when it is plain (uncompressed, create time, no headers, no horizon to keep or stamp), else
-        decoded in full and re-encoded by `_rebuild`, the reference the compiled rebuild is tested against.
+        when it is plain (uncompressed, create time, headers that re-encode to their own bytes, no horizon
+        to keep or stamp), else decoded in full and re-encoded by `_rebuild`, the reference the compiled
+        rebuild is tested against.
         """
         st = self.stats
         old = self.cfg.before_kip534

@@ -255,6 +255,7 @@ def _varints(a: np.ndarray, p: np.ndarray, top: int) -> tuple[np.ndarray, np.nda
     return (raw >> 1) ^ -(raw & 1), 1 + c0 + c1, (c1 & (g2 >> 7)).astype(bool)
 
 
+MAX_FAST_HEADERS = 64  # records with more headers are decoded one by one (the compiled KF_MAX_HEADERS)
 DECODE_BYTES_AT_ONCE = 8 * 1024 * 1024  # decompressed record data decode_key_columns holds at once
 
 
@@ -265,7 +266,7 @@ def decode_key_columns(batches: Sequence[Batch], *, max_bytes: int = DECODE_BYTE
     length to the next is a loop (compiled when the core is built, else Python), and the fields of all records of all batches are then decoded
     together (compiled too, else with numpy), straight from the batches' buffer (the segment's mmap: nothing is copied unless
     batches are compressed), and keys are cut only when asked for (`BatchKeyColumns.keys`).  Batches
-    this fast path does not cover (v0/v1, headers, varints longer than 3 bytes) and damaged ones are
+    this fast path does not cover (v0/v1, over MAX_FAST_HEADERS headers, varints longer than 3 bytes) and damaged ones are
     decoded one by one by `batch_key_columns`, in batch order, so the result and any error (the first
     damaged batch's, with its message) are what decoding every batch with `Batch.records()` in turn
     would give.  `max_bytes` bounds the decompressed data held at once (compressed batches are decoded
@@ -369,9 +370,12 @@ def _check_fields(buf: bytes, quads: np.ndarray, starts: np.ndarray) -> tuple[li
     key_end = key_start + np.maximum(klen, 0)
     vlen, size, long5 = _varints(a, key_end, top)
     p = key_end + size + np.maximum(vlen, 0)
-    headers = a.take(np.minimum(p, top))
-    bad = long1 | long2 | long3 | long4 | long5 | (s < lo) | (rec_end > hi) | (p + 1 != rec_end)
-    bad |= (headers != 0) | (klen < -1) | (vlen < -1)
+    hcount, size, long6 = _varints(a, p, top)
+    p += size
+    bad = long1 | long2 | long3 | long4 | long5 | long6 | (s < lo) | (rec_end > hi)
+    bad |= (klen < -1) | (vlen < -1) | (hcount < 0) | (hcount > MAX_FAST_HEADERS)
+    _skip_headers(a, p, hcount, bad, top)
+    bad |= p != rec_end
     bounds = np.concatenate(([0], np.cumsum(counts)))
     chained = np.ones(m, dtype=bool)
     chained[:-1] = rec_end[:-1] == s[1:]  # each record ends where the next one starts...
@@ -380,6 +384,24 @@ def _check_fields(buf: bytes, quads: np.ndarray, starts: np.ndarray) -> tuple[li
     batch_ok = (~(np.add.reduceat(bad, bounds[:-1]) > 0)).tolist()
     rec_offsets = np.repeat(quads[:, 3], counts) + off_delta
     return batch_ok, (rec_offsets, klen == -1, vlen == -1, key_start, key_end)
+
+
+def _skip_headers(a: np.ndarray, p: np.ndarray, hcount: np.ndarray, bad: np.ndarray, top: int) -> None:
+    """Step 3's headers with numpy: moves each record's position `p` past its `hcount` headers (one round
+    per header, over the records that have that many) and marks in `bad` a key length below 0, a value
+    length below -1 or a varint of 4 bytes or more, as `key_fields` does (both in place)."""
+    import numpy as np
+
+    todo = np.flatnonzero(~bad & (hcount > 0))
+    for h in range(int(hcount[todo].max()) if len(todo) else 0):
+        todo = todo[(hcount[todo] > h) & ~bad[todo]]
+        q = p[todo]
+        hk, size, long_k = _varints(a, q, top)
+        q += size + np.maximum(hk, 0)
+        hv, size, long_v = _varints(a, q, top)
+        q += size + np.maximum(hv, 0)
+        p[todo] = q
+        bad[todo] |= long_k | long_v | (hk < 0) | (hv < -1)
 
 
 def _check_fields_compiled(

@@ -31,10 +31,13 @@ from kafkatool.log.index import (
 )
 from kafkatool.log.producer_state import ProducerLast, ProducerStates
 from kafkatool.log.record import CONTROL_ABORT, CONTROL_COMMIT, NO_TIMESTAMP
-from kafkatool.log.records import BatchScan
+from kafkatool.log.records import verify_crcs
 from kafkatool.ops.compact.config import CompactConfig, CompactInputError
+from kafkatool.ops.compact.scan import CleanerScan
 from kafkatool.ops.compact.transactions import control_type
 from kafkatool.ops.safety import log_dir_of
+
+CRC_WINDOW = 4 * 1024 * 1024  # bytes of batches whose CRCs loading checks in one call, ahead of the walk
 
 
 @dataclass
@@ -144,9 +147,14 @@ class PartitionLog:
         for seg in self.segments:
             seg.next_offset = seg.base_offset
             with MappedFile(seg.files.log) as mf:
-                scan = BatchScan(mf.buf, release=mf.release)  # resident memory flat whatever the segment size
+                scan = CleanerScan(mf.buf, release=mf.release)  # resident memory flat whatever the segment size
+                checked = 0  # the batches before this position have good CRCs
                 for b in scan:
-                    if not b.is_valid():
+                    end = b.position + b.size
+                    if end > checked:  # the CRCs of a window of batches in one call (compiled when built)
+                        _n, valid, bad = verify_crcs(mf.buf, b.position, min(scan.end, max(end, b.position + CRC_WINDOW)))
+                        checked = valid if bad is None else bad
+                    if end > checked and not b.is_valid():
                         raise CorruptRecordError(
                             f"{seg.files.log}: the batch at position {b.position} (offsets {b.base_offset}.."
                             f"{b.last_offset}) fails its CRC check: run `kafkatool recover` first",

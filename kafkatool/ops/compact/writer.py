@@ -19,10 +19,11 @@ from kafkatool.log.index import (
     AbortedTxn,
     encode_txn_index,
 )
-from kafkatool.log.records import Batch, BatchScan
+from kafkatool.log.records import Batch
 from kafkatool.log.writer import SegmentWriter
 from kafkatool.ops.compact.config import CompactConfig
 from kafkatool.ops.compact.manager import CleanerSegment
+from kafkatool.ops.compact.scan import CleanerScan
 
 INT32_MAX = 2**31 - 1
 
@@ -93,11 +94,11 @@ def read_chunks(buf: bytes, size: int, cfg: CompactConfig, start: int = 0) -> It
     while pos < scan_end:
         chunk: list[Batch] = []
         used = 0
-        for b in BatchScan(buf, pos, min(scan_end, pos + capacity)):
+        for b in CleanerScan(buf, pos, min(scan_end, pos + capacity)):
             chunk.append(b)
             used = b.end - pos
         if not chunk:
-            nxt = next(iter(BatchScan(buf, pos, scan_end)), None)
+            nxt = next(iter(CleanerScan(buf, pos, scan_end)), None)
             if nxt is None:  # partial tail (the scan at open time refuses those)
                 return
             capacity = _grow(capacity, nxt.size, cfg)
