@@ -667,10 +667,12 @@ class LogDumper:
         """The compiled core's batch lines (the shallow hot path) from the scan's start for as long as
         it can go; moves the scan on to where it stopped: the end, or an entry the Python loop then
         prints or reports (a damaged frame, an unknown codec).  Returns the batches written."""
+        core = speedups
+        assert core is not None  # called only when the compiled core is loaded
         n = 0
         pos = scan.start
         while True:
-            lines, pos, count = speedups.shallow_lines(scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES)
+            lines, pos, count = core.shallow_lines(scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES)
             if count == 0:
                 return n
             self._w(lines)
