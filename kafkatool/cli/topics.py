@@ -153,6 +153,14 @@ def _matching(cluster: Any, pattern: str | None, exclude_internal: bool) -> list
     return select_topics(_all_topics(cluster), pattern, exclude_internal)
 
 
+def _existing(cluster: Any, pattern: str, if_exists: bool) -> list[str]:
+    """The topics an --alter/--delete acts on; none is Kafka's error unless --if-exists."""
+    names = _matching(cluster, pattern, False)
+    if not names and not if_exists:
+        raise _not_found(cluster, pattern)
+    return names
+
+
 def _not_found(cluster: Any, pattern: str) -> CliError:
     if cluster.kind == "zookeeper":
         return CliError(f"topics: Topic {pattern} does not exist on ZK path {cluster.connect_string}", EXIT_USAGE)
@@ -301,11 +309,9 @@ def _alter(cluster: Any, pattern: str, partitions: int | None, assignment: Any, 
     from kafkatool.cluster.topics_backend import current_assignment, zk_add_partitions
 
     zk = cluster.kind == "zookeeper"
-    names = _matching(cluster, pattern, False)
+    names = _existing(cluster, pattern, if_exists)
     if not names:
-        if if_exists:
-            return
-        raise _not_found(cluster, pattern)
+        return
     if not zk:
         if partitions is not None:
             _alter_admin(cluster, names, partitions, assignment, rack_aware, dry_run, fmt)
@@ -403,11 +409,9 @@ def _delete(cluster: Any, pattern: str, if_exists: bool, dry_run: bool, fmt: str
     from kafkatool.cluster.topics_backend import admin_delete, zk_mark_deleted
 
     zk = cluster.kind == "zookeeper"
-    names = _matching(cluster, pattern, False)
+    names = _existing(cluster, pattern, if_exists)
     if not names:
-        if if_exists:
-            return
-        raise _not_found(cluster, pattern)
+        return
     for name in names:
         check_delete(name)
     if dry_run:

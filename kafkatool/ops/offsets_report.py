@@ -27,7 +27,7 @@ import functools
 import io
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta, timezone
 from operator import attrgetter
@@ -379,18 +379,12 @@ def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None
                 classic = classic or r.upgraded is False
                 consumer = consumer or r.upgraded is True
         migrating = classic and consumer
-        if with_instance:
-            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wi}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
-            head = fmt.format("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-        else:
-            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
-            head = fmt.format("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        head, member_line = _member_columns(wg, wc, wi, wh, wl, with_instance)
         vfmt = f"{{:<15}} {{:<{wca}}} {{:<15}} {{:<{wta}}}" + (" {}" if migrating else "")
         out = ["\n" + head + (vfmt.format("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
                                            "UPGRADED") if verbose else "") + "\n"]
         for r in rows or []:
-            line = (fmt.format(r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id, r.partitions)
-                    if with_instance else fmt.format(r.group, r.consumer_id, r.host, r.client_id, r.partitions))
+            line = member_line(r)
             if verbose:
                 line += vfmt.format(_s(r.member_epoch), _assignment_text_40(r.assignment), _s(r.target_epoch),
                                     _assignment_text_40(r.target_assignment),
@@ -441,22 +435,29 @@ def format_members(groups: list[tuple[str, str | None, list[MemberRow] | None]],
         wh = max([15] + [len(r.host) for r in rows])
         wl = max([15] + [len(r.client_id) for r in rows])
         with_instance = any(r.group_instance_id for r in rows)
-        if with_instance:
-            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wi}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
-            head = fmt.format("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-        else:
-            fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
-            head = fmt.format("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        head, member_line = _member_columns(wg, wc, wi, wh, wl, with_instance)
         out.append("\n" + head + ("ASSIGNMENT" if verbose else "") + "\n")
         for r in rows:
-            if with_instance:
-                line = fmt.format(r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id, r.partitions)
-            else:
-                line = fmt.format(r.group, r.consumer_id, r.host, r.client_id, r.partitions)
+            line = member_line(r)
             if verbose:
                 line += _assignment_text(r.assignment)
             out.append(line + "\n")
     return "".join(out), "".join(err)
+
+
+def _member_columns(
+    wg: int, wc: int, wi: int, wh: int, wl: int, with_instance: bool
+) -> tuple[str, Callable[[Any], str]]:
+    """The members table's head and row formatter (both releases): GROUP-INSTANCE-ID is a column only
+    when some member has one, as in Kafka's tool."""
+    if with_instance:
+        fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wi}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+        head = fmt.format("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        return head, lambda r: fmt.format(r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id,
+                                          r.partitions)
+    fmt = f"{{:<{wg}}} {{:<{wc}}} {{:<{wh}}} {{:<{wl}}} {{:<15}} "
+    head = fmt.format("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+    return head, lambda r: fmt.format(r.group, r.consumer_id, r.host, r.client_id, r.partitions)
 
 
 def _assignment_text(assignment: list[TP]) -> str:
