@@ -80,3 +80,26 @@ def test_a_stop_mid_dump_is_one_line_and_its_exit_code(
     assert p.returncode == code
     assert err.decode().splitlines() == [line]
     assert b"Traceback" not in out_path.read_bytes()
+
+
+
+def test_forked_workers_die_on_sigterm_as_usual() -> None:
+    """A pool ends its workers with SIGTERM: they must die as usual, not unwind like the parent
+    (kafkatool.cli.signals), which printed a worker's traceback after a parallel dump."""
+    import os
+
+    from kafkatool.cli.signals import stop_on_sigterm
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the state a console run starts from
+    try:
+        assert stop_on_sigterm()
+        parent = signal.getsignal(signal.SIGTERM)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert parent is not signal.SIG_DFL
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -12,6 +12,7 @@ writer is safe against it too (kafkatool.ops.safety).
 
 from __future__ import annotations
 
+import os
 import signal
 from types import FrameType
 
@@ -26,6 +27,13 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
+def _default_in_child() -> None:
+    """A process forked by kafkatool (dump-log's and compact's worker pools) dies on SIGTERM as usual:
+    a pool ends its workers with SIGTERM, and they have nothing of their own to undo."""
+    if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def stop_on_sigterm() -> bool:
     """Make SIGTERM unwind like Ctrl-C, where it has its default action (True when installed)."""
     try:
@@ -34,4 +42,11 @@ def stop_on_sigterm() -> bool:
         signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:  # not the main thread (an embedding program): leave signals alone
         return False
+    global _registered
+    if not _registered:
+        os.register_at_fork(after_in_child=_default_in_child)
+        _registered = True
     return True
+
+
+_registered = False
