@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterator
 
 from kafkatool.log import crc as _crc32c
-from kafkatool.log.codecs import Codec, decompress
+from kafkatool.log.codecs import Codec, decompress, lz4_into_scratch
 from kafkatool.log.core import speedups
 from kafkatool.log.default_records import decode_v2_records
 from kafkatool.log.errors import CorruptRecordError
@@ -197,8 +197,21 @@ class Batch:
             )
         if count == 0:  # DefaultRecordBatch.iterator(): no records, nothing to decompress
             return []
-        data = self.records_data()
         ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
+        if speedups is not None and self.codec in (Codec.NONE, Codec.LZ4):
+            # the compiled decoder copies whatever it keeps: it reads the batch where it lies, or the
+            # LZ4 frame decompressed into a reused buffer, instead of a new bytes object a batch
+            with (
+                memoryview(self.buf) as whole,
+                whole[self.position + V2_HEADER_SIZE : self.position + self.size] as raw,
+            ):
+                data = raw if self.codec == Codec.NONE else lz4_into_scratch(raw)
+                if data is not None:
+                    with data:
+                        return decode_v2_records(
+                            data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence
+                        )
+        data = self.records_data()
         return decode_v2_records(data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence)
 
     def _legacy_records(self) -> list[Record]:
@@ -212,9 +225,13 @@ class Batch:
 
     def _legacy_records_into(self, recs: list[Record]) -> list[Record]:
         if self.codec == Codec.NONE:
-            return [legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)]
+            return [
+                legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)
+            ]
         wrapper_ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
-        read_wrapper_into(recs, self.records_data(), self.magic, self.timestamp_type, wrapper_ts, self.position)
+        read_wrapper_into(
+            recs, self.records_data(), self.magic, self.timestamp_type, wrapper_ts, self.position
+        )
         return rebase_offsets(recs, self.magic, self.last_offset)
 
     def __repr__(self) -> str:
