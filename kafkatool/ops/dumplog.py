@@ -42,7 +42,7 @@ from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
 from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot
 from kafkatool.ops.safety import file_identity, identity_changed
-from kafkatool.release import Release, parse_release, text_release
+from kafkatool.release import Release, parse_release, resolve, text_release
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -133,7 +133,7 @@ class DumpOptions:
 
     def __post_init__(self) -> None:
         if isinstance(self.kafka_release, str):
-            self.kafka_release = parse_release(self.kafka_release)
+            self.kafka_release = resolve(self.kafka_release)[0]
         elif self.kafka_release is None:
             self.kafka_release = text_release()
         if self.payload_decoder:
@@ -156,7 +156,7 @@ class DumpOptions:
 
     @property
     def kafka4(self) -> bool:
-        """Print Kafka 4.0's text (else 3.3's)."""
+        """Print Kafka 4.x's text (else 3.3's)."""
         return self.release.at_least("4.0")
 
 
