@@ -41,8 +41,8 @@ from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
 from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
 from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot
-from kafkatool.ops.safety import file_identity, identity_changed
 from kafkatool.ops.dumplog_text import DumpText
+from kafkatool.ops.safety import file_identity, identity_changed
 from kafkatool.release import Release, parse_release, resolve, text_release
 
 INT32_MAX = 2**31 - 1
@@ -224,11 +224,13 @@ def _keyed_parser(
 
     def make(opts: DumpOptions, newer: NewerSink) -> Parser:
         fmt = load(opts)
+        # 4.1 on: one CoordinatorRecordMessageParser for the three coordinators' topics
+        missing = "the specified" if opts.text.coordinator_parser else missing_key
 
         def parse(r: Record) -> tuple[bytes | None, bytes | None]:
-            if r.key is None and missing_key is not None:
+            if r.key is None and missing is not None:
                 raise LogFormatError(
-                    f"Failed to decode message at offset {r.offset} using {missing_key} decoder "
+                    f"Failed to decode message at offset {r.offset} using {missing} decoder "
                     "(message had a missing key)"
                 )
             k, v = fmt(r.offset, r.key, r.value)
@@ -259,13 +261,13 @@ def _value_parser(load: Callable[[DumpOptions], ValueFormatter]) -> Callable[[Du
 def _offsets(opts: DumpOptions) -> KeyedFormatter:
     from kafkatool.log.decoders.offsets import format_offsets_record
 
-    return functools.partial(format_offsets_record, kafka4=opts.kafka4)
+    return functools.partial(format_offsets_record, kafka4=opts.kafka4, rel=opts.release)
 
 
 def _transactions(opts: DumpOptions) -> KeyedFormatter:
     from kafkatool.log.decoders.transactions import format_transaction_record
 
-    return functools.partial(format_transaction_record, kafka4=opts.kafka4)
+    return functools.partial(format_transaction_record, kafka4=opts.kafka4, rel=opts.release)
 
 
 def _cluster_metadata(opts: DumpOptions) -> ValueFormatter:
@@ -280,10 +282,11 @@ def _remote_log_metadata(opts: DumpOptions) -> ValueFormatter:  # Kafka 4.0's te
     return format_remote_log_metadata_record
 
 
-def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on every release
+def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on 3.3 (which has no decoder)
     from kafkatool.log.decoders.share_group_state import format_share_group_state_record
 
-    return cast(KeyedFormatter, format_share_group_state_record)  # keyless records are refused first
+    rel = opts.release if opts.kafka4 else None
+    return cast(KeyedFormatter, functools.partial(format_share_group_state_record, rel=rel))
 
 
 #: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
@@ -1130,7 +1133,7 @@ class LogDumper:
         # Kafka reads whole entries only and says nothing about a partial tail; neither do we here.
         self._w(
             "".join(
-                f"version: {0 if self.text.txn_status_names else e.version} producerId: {e.producer_id} "
+                f"version: {0 if self.text.txn_index_message_version else e.version} producerId: {e.producer_id} "
                 f"firstOffset: {e.first_offset} "
                 f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}\n"
                 for e in entries

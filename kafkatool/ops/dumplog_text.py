@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kafkatool.release import Release
 
-__all__ = ["DumpText", "COORDINATOR_PARSER_SINCE", "JAVA_TOOL_SINCE", "TXN_STATUS_NAMES_SINCE"]
+__all__ = ["DumpText", "COORDINATOR_PARSER_SINCE", "JAVA_TOOL_SINCE", "TXN_INDEX_MESSAGE_SINCE"]
 
 #: 4.1: one `CoordinatorRecordMessageParser` serves the offsets, share-group-state and transaction
 #: decoders: the transaction log is printed as `{"type":..,"data":..}` / `{"version":..,"data":..}`
@@ -24,9 +24,10 @@ COORDINATOR_PARSER_SINCE = Release(4, 1)
 #: record's payload starts with `| ` when no key was printed, the producer snapshot line loses its
 #: trailing space, and the legacy record line its stray `}`.
 JAVA_TOOL_SINCE = Release(4, 3)
-#: 4.4: the transaction log's `transactionStatus` is printed by name (`TransactionState.stateName`),
-#: and the transaction index line's version is the AbortedTxn message's (always 0).
-TXN_STATUS_NAMES_SINCE = Release(4, 4)
+#: 4.4: the transaction index line's version is the AbortedTxn message's highest version (always 0),
+#: not the entry's first byte.  (4.4 also prints the transaction log's status by name: see
+#: `log.decoders.transactions.TXN_STATUS_NAMES_SINCE`.)
+TXN_INDEX_MESSAGE_SINCE = Release(4, 4)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class DumpText:
     kafka4: bool  # 4.x (Java producer-snapshot OptionalLong text, the 4.0 decoders)
     coordinator_parser: bool
     java_tool: bool
-    txn_status_names: bool
+    txn_index_message_version: bool
 
     @classmethod
     def of(cls, release: Release) -> DumpText:
@@ -46,7 +47,7 @@ class DumpText:
             kafka4=release.at_least("4.0"),
             coordinator_parser=release >= COORDINATOR_PARSER_SINCE,
             java_tool=release >= JAVA_TOOL_SINCE,
-            txn_status_names=release >= TXN_STATUS_NAMES_SINCE,
+            txn_index_message_version=release >= TXN_INDEX_MESSAGE_SINCE,
         )
 
     @property

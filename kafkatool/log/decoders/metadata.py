@@ -382,10 +382,30 @@ _TABLE_40 = _table(
     )
     + _CHANGED_IN_40
 )
-#: Record layouts by release, oldest first.
+
+# What Kafka 4.3 changed: cordoned log dirs (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3).
+_CORDONED_43 = {
+    0: (4, tagged("cordonedLogDirs", "[]uuid", 1, (4, MAX), nullable=(4, MAX), default=None)),
+    17: (3, tagged("cordonedLogDirs", "[]uuid", 3, (3, MAX), nullable=(3, MAX), default=None)),
+}
+_TABLE_43 = {
+    k: (
+        Message(m.name, (m.valid[0], _CORDONED_43[k][0]), m.flexible, m.fields + (_CORDONED_43[k][1],), m.api_key)
+        if k in _CORDONED_43
+        else m
+    )
+    for k, m in _TABLE_40.items()
+}
+# What Kafka 4.4 added: UnregisterControllerRecord (type 29).
+_TABLE_44 = _table(
+    tuple(_TABLE_43.values()) + (message(29, "UnregisterControllerRecord", [field("controllerId", "int32")]),)
+)
+#: Record layouts by release, oldest first (4.1 and 4.2 have 4.0's).
 _TABLES: tuple[tuple[_Release, dict[int, Message]], ...] = (
     (_Release(3, 3), _TABLE_33),
     (_Release(4, 0), _TABLE_40),
+    (_Release(4, 3), _TABLE_43),
+    (_Release(4, 4), _TABLE_44),
 )
 
 #: Metadata record types by api key, as the newest release's `MetadataRecordType` names them.
@@ -446,12 +466,26 @@ CONTROL_TYPES: dict[int, str] = {
     5: "KRAFT_VERSION",
     6: "KRAFT_VOTERS",
 }
-# What DumpLogSegments prints before the JSON of the control records it decodes, and the spec.
-_CONTROL_JSON: dict[int, tuple[str, Message]] = {
-    3: ("SnapshotHeader", _SNAPSHOT_HEADER),
-    4: ("SnapshotFooter", _SNAPSHOT_FOOTER),
-    5: ("KRaftVersion", _KRAFT_VERSION),
-    6: ("KRaftVoters", _VOTERS),
+_LEADER_CHANGE_VOTER = (field("voterId", "int32"), field("voterDirectoryId", "uuid", (1, MAX)))
+_LEADER_CHANGE = message(
+    -1,
+    "LeaderChangeMessage",
+    [
+        field("version", "int16"),
+        field("leaderId", "int32"),
+        field("voters", "[]struct", fields=_LEADER_CHANGE_VOTER),
+        field("grantingVoters", "[]struct", fields=_LEADER_CHANGE_VOTER),
+    ],
+    valid=(0, 1),
+)
+# What DumpLogSegments prints before the JSON of the control records it decodes, the spec, and the
+# first release that decodes it (LeaderChange from 4.1; before, `controlType: LEADER_CHANGE(2)`).
+_CONTROL_JSON: dict[int, tuple[str, Message, _Release]] = {
+    2: ("LeaderChange:", _LEADER_CHANGE, _Release(4, 1)),
+    3: ("SnapshotHeader", _SNAPSHOT_HEADER, _Release(3, 3)),
+    4: ("SnapshotFooter", _SNAPSHOT_FOOTER, _Release(3, 3)),
+    5: ("KRaftVersion", _KRAFT_VERSION, _Release(4, 0)),
+    6: ("KRaftVoters", _VOTERS, _Release(4, 0)),
 }
 _CONTROL_TYPES_33 = 4  # Kafka 3.3 knows control types 0..4
 
@@ -673,8 +707,8 @@ def _format_control(key: bytes, value: bytes | None, rel: _Release) -> str:
                 _INVALID_RECORD,
             )
         return f" endTxnMarker: {name} coordinatorEpoch: {r.int32()}"
-    if known and type_id in _CONTROL_JSON:
-        label, spec = _CONTROL_JSON[type_id]
+    if known and type_id in _CONTROL_JSON and rel >= _CONTROL_JSON[type_id][2]:
+        label, spec, _since = _CONTROL_JSON[type_id]
         if value is None:
             raise DecodeError(f"{spec.name} control record has a null value", _NPE)
         data = read_struct(Reader(value), spec.fields, 0, spec.valid, spec.flexible)
