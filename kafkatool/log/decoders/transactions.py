@@ -133,6 +133,7 @@ def decode_transaction_key(key: bytes) -> TransactionKey:
             f"Unknown version {version} from the transaction log message",
             _ISE,
             what=f"transaction log key version {version}",
+            known_by="4.0",
         )
     if version < 0:
         raise DecodeError(f"Unknown version {version} from the transaction log message", _ISE)
@@ -152,6 +153,7 @@ def decode_transaction_value(value: bytes) -> TransactionValue:
             f"Unknown version {version} from the transaction log message value",
             _ISE,
             what=f"transaction log value version {version}",
+            known_by="4.0",
         )
     d = TRANSACTION_LOG_VALUE.read(r, version)
     stored = d["transactionPartitions"]
