@@ -43,8 +43,17 @@ def camel(name: str) -> str:
 def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
     out = []
     for f in fields:
-        c: dict = {"n": camel(f["name"]), "t": f["type"], "v": f.get("versions", f.get("taggedVersions"))}  # versions default to taggedVersions
-        for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("zeroCopy", "zc")):
+        c: dict = {
+            "n": camel(f["name"]),
+            "t": f["type"],
+            "v": f.get("versions", f.get("taggedVersions")),
+        }  # versions default to taggedVersions
+        for src, dst in (
+            ("nullableVersions", "nv"),
+            ("taggedVersions", "tv"),
+            ("tag", "tag"),
+            ("zeroCopy", "zc"),
+        ):
             if src in f:
                 c[dst] = f[src]
         if f.get("default") is not None:  # the generator reads a JSON null default as no default

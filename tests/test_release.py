@@ -17,13 +17,17 @@ def test_known_releases_are_the_3_3_line_and_every_4_x_up_to_4_4() -> None:
     assert list(KNOWN_RELEASES) == sorted(KNOWN_RELEASES)
 
 
-@pytest.mark.parametrize("text, served", [("4.3", "4.3"), ("4.3.7", "4.3"), ("4.0.0", "4.0"), ("3.3.1", "3.3")])
+@pytest.mark.parametrize(
+    "text, served", [("4.3", "4.3"), ("4.3.7", "4.3"), ("4.0.0", "4.0"), ("3.3.1", "3.3")]
+)
 def test_a_known_line_or_a_patch_of_it_is_served_silently(text: str, served: str) -> None:
     assert resolve(text) == (release.parse_release(served), None)
 
 
 @pytest.mark.parametrize("text, served", [("3.5", "3.3"), ("3.9.1", "3.3")])
-def test_an_unmodelled_line_between_known_ones_is_served_by_the_one_before_with_a_note(text: str, served: str) -> None:
+def test_an_unmodelled_line_between_known_ones_is_served_by_the_one_before_with_a_note(
+    text: str, served: str
+) -> None:
     rel, note = resolve(text)
     assert str(rel) == served
     assert note is not None and f"Kafka {served}'s" in note and text[:3] in note
@@ -50,8 +54,10 @@ def test_cli_refuses_an_unknown_release_with_one_line_and_exit_2(text: str, tmp_
     f.write_bytes(b"")
     r = run_console("--kafka-release", text, "dump-log", "--files", str(f))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == (f"kafkatool: --kafka-release: Kafka {text} is not a release kafkatool knows "
-                     "(it knows 3.3, 4.0, 4.1, 4.2, 4.3, 4.4)\n")
+    assert r.stderr == (
+        f"kafkatool: --kafka-release: Kafka {text} is not a release kafkatool knows "
+        "(it knows 3.3, 4.0, 4.1, 4.2, 4.3, 4.4)\n"
+    )
 
 
 def test_cli_notes_which_text_serves_an_unmodelled_line(tmp_path: Path) -> None:
@@ -60,8 +66,10 @@ def test_cli_notes_which_text_serves_an_unmodelled_line(tmp_path: Path) -> None:
     r = run_console("--kafka-release", "3.5", "dump-log", "--files", str(f))
     quiet = run_console("--kafka-release", "3.3", "dump-log", "--files", str(f))
     assert (r.returncode, r.stdout) == (quiet.returncode, quiet.stdout)
-    assert r.stderr == ("kafkatool: --kafka-release: Kafka 3.5's tool text is not modelled: printing Kafka 3.3's "
-                     "(the newest known before it)\n" + quiet.stderr)
+    assert r.stderr == (
+        "kafkatool: --kafka-release: Kafka 3.5's tool text is not modelled: printing Kafka 3.3's "
+        "(the newest known before it)\n" + quiet.stderr
+    )
     patch = run_console("--kafka-release", "4.3.7", "dump-log", "--files", str(f))
     plain = run_console("--kafka-release", "4.3", "dump-log", "--files", str(f))
     assert (patch.returncode, patch.stdout, patch.stderr) == (plain.returncode, plain.stdout, plain.stderr)

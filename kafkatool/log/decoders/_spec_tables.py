@@ -23,7 +23,19 @@ from kafkatool.release import Release, parse_release
 __all__ = ["coordinator_types", "first_release_knowing"]
 
 _DATA = Path(__file__).with_name("record_specs.json")
-_PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string", "bytes", "uuid"}
+_PRIMITIVES = {
+    "bool",
+    "int8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "float64",
+    "string",
+    "bytes",
+    "uuid",
+}
 #: coordinator -> (kafkatool's name for its records, JSON label of the value's version)
 _NAMES = {"group": "offsets", "share": "share group state", "transaction": "transaction log"}
 
