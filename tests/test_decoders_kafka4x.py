@@ -312,3 +312,31 @@ def test_garbage_never_raises() -> None:
                 for val in (bytes(v), cut):
                     k_text, v_text = fmt(key, val, r)
                     assert isinstance(k_text, str) and (v_text is None or isinstance(v_text, str))
+
+
+# --------------------------------------------------------------------------------------------------
+# __cluster_metadata: what 4.3 and 4.4 added (hand-built per metadata/src/main/resources/common/metadata)
+
+
+def test_cordoned_log_dirs_from_4_3_and_unregister_controller_from_4_4() -> None:
+    from kafkatool.log.decoders import format_metadata_record
+    from tests.support.wire import NO_TAGS, carray, frame, i32, i64, tags
+
+    change_v3 = frame(17, 3, i32(1) + i64(13) + tags((3, carray([]))))
+    for rel, ok in (("4.2", False), ("4.3", True), ("4.4", True)):
+        text = format_metadata_record(5, change_v3, Release(*map(int, rel.split("."))))
+        if ok:
+            assert text == (
+                '{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,"data":{"brokerId":1,"brokerEpoch":13,'
+                '"cordonedLogDirs":[]}}'
+            )
+        else:
+            assert getattr(text, "newer", None) and "version 3" in text.newer
+    unregister = frame(29, 0, i32(7) + NO_TAGS)
+    assert format_metadata_record(6, unregister, Release(4, 4)) == (
+        '{"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":7}}'
+    )
+    old = format_metadata_record(6, unregister, Release(4, 3))
+    assert getattr(old, "newer", None) == (
+        "metadata record type 29 (version 0) is newer than Kafka 4.3 knows; --kafka-release 4.4 decodes it"
+    )
