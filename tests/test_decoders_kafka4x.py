@@ -340,3 +340,12 @@ def test_cordoned_log_dirs_from_4_3_and_unregister_controller_from_4_4() -> None
     assert getattr(old, "newer", None) == (
         "metadata record type 29 (version 0) is newer than Kafka 4.3 knows; --kafka-release 4.4 decodes it"
     )
+
+
+def test_legacy_offset_commit_type_0_takes_value_version_0_only_from_4_1() -> None:
+    key = struct.pack(">hh", 0, 1) + b"g" + struct.pack(">h", 1) + b"t" + struct.pack(">i", 0)
+    v1 = struct.pack(">hq", 1, 42) + struct.pack(">h", 0) + struct.pack(">qq", 5, 6)
+    _, v40 = format_offsets_record(3, key, v1, kafka4=True, rel=Release(4, 0))
+    assert v40 == '{"version":"1","data":{"offset":42,"metadata":"","commitTimestamp":5,"expireTimestamp":6}}'
+    k41, v41 = format_offsets_record(3, key, v1, kafka4=True, rel=Release(4, 1))
+    assert (k41, v41) == ("Error at offset 3, skipping. Found an unknown record version 1 for 0 type", None)

@@ -365,7 +365,10 @@ def format_offsets_record(
     """
     if kafka4 and key is not None:
         types = coordinator_types("group", rel) if rel is not None else None
-        return _fast_offset_commit(key, value, kafka4=True) or _format_json(offset, key, value, types)
+        fast = _fast_offset_commit(key, value, kafka4=True)
+        if fast is not None and types is not None and key[:2] == b"\x00\x00" and value and value[:2] != b"\x00\x00":
+            fast = None  # 4.1 on, type 0 is LegacyOffsetCommitValue: version 0 only
+        return fast or _format_json(offset, key, value, types)
     try:
         return _format(key, value)
     except DecodeError as err:
