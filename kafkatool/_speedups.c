@@ -30,6 +30,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -1088,7 +1091,11 @@ static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
         return NULL;
     sbuf b;
     PyObject *last_h = NULL, *hk = NULL, *out = NULL;
-    if (sb_init(&b, 16384) < 0)
+    /* Batches of one log print alike: start at the last batch's size per record (and a little more),
+     * so the buffer is not grown and copied on every batch (9 GB of text from a 256 MiB log) */
+    static size_t per_record = 128;
+    size_t nrec = (size_t)PyList_GET_SIZE(recs);
+    if (sb_init(&b, nrec * per_record + 256) < 0)
         return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
@@ -1125,6 +1132,8 @@ static PyObject *py_v2_record_lines(PyObject *self, PyObject *args)
         if (sb_lit(&b, "\n") < 0)
             goto done;
     }
+    if (nrec)
+        per_record = b.n / nrec + b.n / nrec / 8 + 1;
     out = sb_finish(&b);
 done:
     Py_XDECREF(hk);
@@ -2813,6 +2822,31 @@ done:
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * heap_policy: glibc's heap thresholds, set once at start-up (kafkatool.heap)
+ *
+ * With glibc's defaults a buffer above the mmap threshold (128 KiB until the first such buffer is
+ * freed) is mapped and unmapped on every batch, and heap space freed above the trim threshold is
+ * handed back and taken again: each new page is zeroed by the kernel, which dominated dump-log's
+ * time on small-record logs in some environments.  Fixed thresholds make that independent of
+ * the environment and of the heap's layout.
+ * ------------------------------------------------------------------------------------------- */
+
+static PyObject *py_heap_policy(PyObject *self, PyObject *args)
+{
+    long long trim, top_pad, mmap_threshold;
+    if (!PyArg_ParseTuple(args, "LLL", &trim, &top_pad, &mmap_threshold))
+        return NULL;
+#ifdef __GLIBC__
+    int ok = mallopt(M_TRIM_THRESHOLD, (int)trim) && mallopt(M_TOP_PAD, (int)top_pad) &&
+             mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold);
+    return PyBool_FromLong(ok);
+#else
+    (void)trim, (void)top_pad, (void)mmap_threshold;
+    Py_RETURN_FALSE;
+#endif
+}
+
 /* ------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -2834,6 +2868,7 @@ static PyMethodDef methods[] = {
     {"offsets_replay_run", py_offsets_replay_run, METH_VARARGS, "_PartitionReplay.batch over a run of plain batches."},
     {"shallow_lines", py_shallow_lines, METH_VARARGS, "dump-log's batch lines of a run of entries, CRC-checked."},
     {"offset_commits", py_offset_commits, METH_VARARGS, "_PartitionReplay.result's decoding of the latest commits."},
+    {"heap_policy", py_heap_policy, METH_VARARGS, "heap_policy(trim, top_pad, mmap_threshold): glibc's mallopt."},
     {NULL, NULL, 0, NULL},
 };
 

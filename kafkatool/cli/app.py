@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 import typer
 
 from kafkatool import __version__
-from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from kafkatool.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, CliError
 from kafkatool.cli.inputs import CheckedGroup
+from kafkatool.cli.signals import Terminated
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,7 +31,8 @@ EXIT_CODES_HELP = (
 app = typer.Typer(
     name="kafkatool",
     cls=CheckedGroup,  # every option of every command gets the common checks (cli/inputs.py)
-    help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n" + EXIT_CODES_HELP,
+    help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n"
+    + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -67,7 +69,9 @@ def main_callback(
         help="Named cluster from the config file (or set KAFKATOOL_CLUSTER); may be given after the command too.",
     ),
     config_file: str = typer.Option(
-        None, "--config-file", help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml)."
+        None,
+        "--config-file",
+        help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml).",
     ),
     kafka_release: str = typer.Option(
         None,
@@ -131,10 +135,14 @@ def handle_errors(func: F) -> F:
             except OSError:
                 pass
             raise typer.Exit(0) from None
+        except Terminated:
+            fail("terminated", EXIT_TERMINATED)
         except KeyboardInterrupt:
-            fail("interrupted", 130)
+            fail("interrupted", EXIT_INTERRUPTED)
         except MemoryError:
-            fail("out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE)
+            fail(
+                "out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE
+            )
         except FileNotFoundError as exc:
             fail(f"{exc.filename or exc}: no such file or directory", EXIT_USAGE)
         except PermissionError as exc:
@@ -142,11 +150,16 @@ def handle_errors(func: F) -> F:
         except OSError as exc:
             if exc.errno in _PATH_ERRNOS:  # the path given is wrong, not the system
                 fail(f"{exc.filename or exc}: {exc.strerror or exc}", EXIT_USAGE)
-            fail(f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}", EXIT_FAILURE)
+            fail(
+                f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}",
+                EXIT_FAILURE,
+            )
         except Exception as exc:  # the last line of defence: never a traceback by default
             if _state["debug"]:
                 traceback.print_exc()
-            fail(f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_FAILURE)
+            fail(
+                f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_FAILURE
+            )
         return None
 
     return wrapper  # type: ignore[return-value]
