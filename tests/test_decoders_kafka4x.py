@@ -349,3 +349,4 @@ def test_legacy_offset_commit_type_0_takes_value_version_0_only_from_4_1() -> No
     assert v40 == '{"version":"1","data":{"offset":42,"metadata":"","commitTimestamp":5,"expireTimestamp":6}}'
     k41, v41 = format_offsets_record(3, key, v1, kafka4=True, rel=Release(4, 1))
     assert (k41, v41) == ("Error at offset 3, skipping. Found an unknown record version 1 for 0 type", None)
+    assert getattr(k41, "newer", None) is None  # not newer: 4.1 reads type 0 at version 0 only
