@@ -51,6 +51,12 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _known_releases() -> str:
+    from kafkatool.release import known_text
+
+    return known_text()
+
+
 @app.callback()
 def main_callback(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for unexpected errors."),
@@ -71,8 +77,9 @@ def main_callback(
         None,
         "--kafka-release",
         envvar="KAFKATOOL_KAFKA_RELEASE",
-        help="Print the text of this Kafka release's tools (3.3 or 4.0; default: the broker's release for "
-        "live commands, else the newest); may be given after the command too.",
+        help=f"Print the text of this Kafka release's tools (one of {_known_releases()}; a patch release prints its "
+        "line's text; default: the broker's release for live commands, else the newest); may be given after the "
+        "command too.",
     ),
 ) -> None:
     """kafkatool: everything Kafka's own tools do, byte-exact where they print, and more."""
@@ -91,9 +98,13 @@ def main_callback(
 
     release.observe_broker(None)  # each command learns its brokers' release anew
     try:
-        release.select(kafka_release or None)
+        note = release.select(kafka_release or None)
     except ValueError as exc:
         fail(f"--kafka-release: {exc}", EXIT_USAGE)
+    else:
+        if note:
+            sys.stderr.write(f"kafkatool: --kafka-release: {note}\n")
+            sys.stderr.flush()
 
 
 def fail(message: str, code: int) -> None:

@@ -12,9 +12,11 @@ from kafkatool.cli.errors import EXIT_USAGE, CliError
 
 HELP = """Dump segment, index, snapshot and checkpoint files, as Kafka's kafka-dump-log.sh does.
 
-Default text output is byte-for-byte what Kafka 4.0's tool prints, or Kafka 3.3's with
---kafka-release 3.3 (the offsets decoder's JSON, producer snapshots); --format json|ndjson emits
-one object per batch (records nested with --deep-iteration) or per record with --records.
+Default text output is byte-for-byte what the newest modelled Kafka release's tool prints (4.4),
+or another's with --kafka-release 3.3|4.0|4.1|4.2|4.3|4.4 (decoders' JSON from 4.0, transaction log
+as JSON from 4.1, files without a dot ignored and continuity checked from offset -1 from 4.3: see
+docs/dump-log.md); --format json|ndjson emits one object per batch (records nested with
+--deep-iteration) or per record with --records.
 
 \b
 Examples:
@@ -24,6 +26,7 @@ Examples:
   kafkatool dump-log --files 00000000000000000000.index,00000000000000000000.timeindex --verify-index-only
   kafkatool dump-log --files 00000000000000000000.log --deep-iteration --format ndjson --records
   kafkatool dump-log --kafka-release 3.3 --files 00000000000000000000.snapshot
+  kafkatool dump-log --kafka-release 4.0 --files __transaction_state-0/00000000000000000000.log --transaction-log-decoder
 """
 
 
