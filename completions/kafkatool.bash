@@ -15,6 +15,7 @@ _kafkatool() {
             ":generate") path="generate" ;;
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
+            ":metadata") path="metadata" ;;
             ":offsets") path="offsets" ;;
             ":reassign") path="reassign" ;;
             ":recover") path="recover" ;;
@@ -24,6 +25,11 @@ _kafkatool() {
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
+            "metadata:cat") path="metadata cat" ;;
+            "metadata:find") path="metadata find" ;;
+            "metadata:ls") path="metadata ls" ;;
+            "metadata:shell") path="metadata shell" ;;
+            "metadata:tree") path="metadata tree" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
             "offsets:owners") path="offsets owners" ;;
@@ -38,7 +44,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -159,6 +165,53 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --describe --bootstrap-server --broker-list --topic-list --command-config --timeout --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata")
+            COMPREPLY=($(compgen -W "cat find ls shell tree -h --help" -- "$cur"))
+            ;;
+        "metadata cat")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata find")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata ls")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata shell")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata tree")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets")

@@ -1,0 +1,184 @@
+"""`kafkatool metadata ls|cat|tree|find|shell|diff|history`: a KRaft cluster's metadata from its files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from kafkatool.cli.app import app, handle_errors
+from kafkatool.cli.errors import EXIT_FINDINGS, EXIT_USAGE, CliError
+from kafkatool.cli.render import check_format, render_json, render_rows
+
+metadata_app = typer.Typer(
+    name="metadata",
+    help=(
+        "A KRaft cluster's metadata from a controller's or broker's files, no cluster needed: the metadata "
+        "shell's ls, cat, tree and find over the cluster image (the same paths and text as "
+        "kafka-metadata-shell.sh), the image at any offset or time, what changed between two points, and "
+        "the history of one partition, broker or config.\n\n"
+        "SOURCE is a snapshot (.checkpoint) or log segment (.log), read alone as kafka-metadata-shell.sh "
+        "--snapshot reads it, or a metadata log dir (__cluster_metadata-0, or the metadata dir holding it): "
+        "its latest snapshot and the log after it, as a restarting node reads them.\n\n"
+        "\b\nExit codes: 0 ok (the shell's 'no such file' answers are output, as Kafka's); 1 the files are "
+        "damaged (everything before the damage is shown, and where it is on stderr) or find met "
+        "/image/features/zkMigrationState, as Kafka 4.0's shell does; 2 bad path, option or point.\n\n"
+        "\b\nExamples:\n"
+        "  kafkatool metadata ls /image/topics/byName -s /var/lib/kafka/meta\n"
+        "  kafkatool metadata cat /image/topics/byName/orders/0 -s /var/lib/kafka/meta --at 2026-11-28T07:42:00Z\n"
+        "  kafkatool metadata tree /image/configs -s meta/__cluster_metadata-0/00000000000000000090-0000000001.checkpoint\n"
+        "  kafkatool metadata diff 100 200 -s /var/lib/kafka/meta\n"
+        "  kafkatool metadata history --partition orders-3 -s /var/lib/kafka/meta --format json"
+    ),
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(metadata_app, name="metadata")
+
+SOURCE_HELP = (
+    "A snapshot or segment file (read alone, as kafka-metadata-shell.sh --snapshot), or a metadata log dir."
+)
+AT_HELP = (
+    "With a metadata log dir: the image at this offset (included) or ISO-8601 time (2026-11-28T07:42:00Z)."
+)
+SHELL_FORMATS = ("text", "json", "ndjson", "csv")
+
+
+def _load(source: Path, at: str | None):  # type: ignore[no-untyped-def]
+    from kafkatool.ops.metadata.image import ImageError
+    from kafkatool.ops.metadata.load import PointError, open_image, parse_point
+    from kafkatool.ops.metadata.source import SourceError
+
+    try:
+        loaded = open_image(source, parse_point(at) if at else None)
+    except (PointError, SourceError, ImageError) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    return loaded
+
+
+def _damage_exit(loaded) -> int:  # type: ignore[no-untyped-def]
+    if loaded.damage:
+        sys.stdout.flush()
+        for d in loaded.damage:
+            sys.stderr.write(f"kafkatool: {d.describe()}; the image holds what was read before it\n")
+        return EXIT_FINDINGS
+    return 0
+
+
+def _shell(command: str, source: Path, paths: list[str], at: str | None, fmt: str) -> int:
+    from kafkatool.ops.metadata import tree as shell
+
+    check_format(fmt, SHELL_FORMATS)
+    loaded = _load(source, at)
+    root = shell.root_node(loaded.image)
+    if fmt == "text":
+        try:
+            sys.stdout.write(shell.COMMANDS[command](root, paths))
+        except shell.FindError as exc:
+            sys.stdout.write(exc.output)
+            sys.stdout.flush()
+            sys.stderr.write(f"kafkatool: find: {exc} (Kafka 4.0's shell stops here too)\n")
+            return EXIT_FINDINGS
+        return _damage_exit(loaded)
+    if command == "tree":
+        render_json(shell.tree_objects(root, paths))
+    else:
+        rows = {"ls": shell.ls_rows, "find": shell.find_rows, "cat": shell.cat_rows}[command](root, paths)
+        render_rows(rows, fmt)
+    return _damage_exit(loaded)
+
+
+def _source_opt() -> Path:
+    return typer.Option(..., "--snapshot", "-s", help=SOURCE_HELP)  # type: ignore[no-any-return]
+
+
+@metadata_app.command(
+    "ls",
+    help="List metadata nodes (the shell's ls).\n\n\b\nExample:\n  kafkatool metadata ls /image/topics/byName -s /var/lib/kafka/meta",
+)
+@handle_errors
+def ls_cmd(
+    paths: list[str] = typer.Argument(None, help="Paths or globs (default: /)."),
+    source: Path = _source_opt(),
+    at: str = typer.Option(None, "--at", help=AT_HELP),
+    fmt: str = typer.Option(
+        "text", "--format", help="text (the shell's), json, ndjson or csv rows (dir, name, path, type)."
+    ),
+) -> int:
+    return _shell("ls", source, list(paths or []), at, fmt)
+
+
+@metadata_app.command(
+    "cat",
+    help="Show metadata files (the shell's cat).\n\n\b\nExample:\n  kafkatool metadata cat /image/cluster/brokers/4 -s /var/lib/kafka/meta",
+    no_args_is_help=True,
+)
+@handle_errors
+def cat_cmd(
+    paths: list[str] = typer.Argument(..., help="Paths or globs of files."),
+    source: Path = _source_opt(),
+    at: str = typer.Option(None, "--at", help=AT_HELP),
+    fmt: str = typer.Option(
+        "text", "--format", help="text (the shell's), json, ndjson or csv rows (path, text)."
+    ),
+) -> int:
+    return _shell("cat", source, list(paths), at, fmt)
+
+
+@metadata_app.command(
+    "tree",
+    help="Show metadata nodes as a tree (the shell's tree).\n\n\b\nExample:\n  kafkatool metadata tree /image/configs -s /var/lib/kafka/meta",
+    no_args_is_help=True,
+)
+@handle_errors
+def tree_cmd(
+    paths: list[str] = typer.Argument(..., help="Paths or globs."),
+    source: Path = _source_opt(),
+    at: str = typer.Option(None, "--at", help=AT_HELP),
+    fmt: str = typer.Option(
+        "text", "--format", help="text (the shell's) or json (one object per path matched)."
+    ),
+) -> int:
+    check_format(fmt, ("text", "json"))
+    return _shell("tree", source, list(paths), at, fmt)
+
+
+@metadata_app.command(
+    "find",
+    help="List every node under paths (the shell's find).\n\n\b\nExample:\n  kafkatool metadata find /image/topics -s /var/lib/kafka/meta",
+)
+@handle_errors
+def find_cmd(
+    paths: list[str] = typer.Argument(None, help="Paths to start at (default: /)."),
+    source: Path = _source_opt(),
+    at: str = typer.Option(None, "--at", help=AT_HELP),
+    fmt: str = typer.Option(
+        "text", "--format", help="text (the shell's), json, ndjson or csv rows (path, type)."
+    ),
+) -> int:
+    return _shell("find", source, list(paths or []), at, fmt)
+
+
+@metadata_app.command(
+    "shell",
+    help=(
+        "Run one metadata shell command line as kafka-metadata-shell.sh --snapshot SOURCE WORDS... does "
+        "(its commands ls, cat, tree, find; anything else gets the shell's 'invalid choice' line).\n\n"
+        "\b\nExample:\n  kafkatool metadata shell -s /var/lib/kafka/meta -- ls /image"
+    ),
+    no_args_is_help=True,
+)
+@handle_errors
+def shell_cmd(
+    words: list[str] = typer.Argument(..., help="The command and its arguments (after --)."),
+    source: Path = _source_opt(),
+    at: str = typer.Option(None, "--at", help=AT_HELP),
+) -> int:
+    from kafkatool.ops.metadata import tree as shell
+
+    if words and words[0] in shell.COMMANDS:
+        return _shell(words[0], source, list(words[1:]), at, "text")
+    loaded = _load(source, at)
+    sys.stdout.write(shell.run_shell_words(shell.root_node(loaded.image), list(words)))
+    return _damage_exit(loaded)
