@@ -26,7 +26,9 @@ _kafkatool() {
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
             "metadata:cat") path="metadata cat" ;;
+            "metadata:diff") path="metadata diff" ;;
             "metadata:find") path="metadata find" ;;
+            "metadata:history") path="metadata history" ;;
             "metadata:ls") path="metadata ls" ;;
             "metadata:shell") path="metadata shell" ;;
             "metadata:tree") path="metadata tree" ;;
@@ -168,7 +170,7 @@ _kafkatool() {
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "metadata")
-            COMPREPLY=($(compgen -W "cat find ls shell tree -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "cat diff find history ls shell tree -h --help" -- "$cur"))
             ;;
         "metadata cat")
             case "$prev" in
@@ -179,6 +181,14 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "metadata diff")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "metadata find")
             case "$prev" in
                 --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -186,6 +196,17 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata history")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --partition --broker --config --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "metadata ls")

@@ -133,11 +133,13 @@ complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a cat -d 'Show 
 
 Example:
  kafkatool metadata '
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a diff -d 'What changed between two points of a metadata log dir: topics, partiti'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a find -d 'List every node under paths (the shell\'s find).
 
 
 Example:
  kafkatool '
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a history -d 'Every change to one partition, broker or config in a metadata log dir,'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a ls -d 'List metadata nodes (the shell\'s ls).
 
 
@@ -154,10 +156,19 @@ complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_su
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from cat' -l at -r -F -d 'With a metadata log dir: the image at this offset (included) or ISO-8601 time (2'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from cat' -l format -r -F -d 'text (the shell\'s), json, ndjson or csv rows (path, text).'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from cat' -s h -l help -d 'Show the help and exit.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from diff' -l snapshot -s s -r -F -d 'A metadata log dir (__cluster_metadata-0 or the dir holding it).'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from diff' -l format -r -F -d 'text, json, ndjson, csv or table.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from diff' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -l snapshot -s s -r -F -d 'A snapshot or segment file (read alone, as kafka-metadata-shell.sh --snapshot), '
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -l at -r -F -d 'With a metadata log dir: the image at this offset (included) or ISO-8601 time (2'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -l format -r -F -d 'text (the shell\'s), json, ndjson or csv rows (path, type).'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -s h -l help -d 'Show the help and exit.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l snapshot -s s -r -F -d 'A metadata log dir (__cluster_metadata-0 or the dir holding it).'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l partition -r -F -d 'TOPIC-PARTITION, e.g. orders-3.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l broker -r -F -d 'A broker id.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l config -r -F -d 'TYPE:NAME[/KEY] as the shell names configs: TOPIC:orders/retention.ms, BROKER:4,'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l format -r -F -d 'text, json, ndjson, csv or table.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from ls' -l snapshot -s s -r -F -d 'A snapshot or segment file (read alone, as kafka-metadata-shell.sh --snapshot), '
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from ls' -l at -r -F -d 'With a metadata log dir: the image at this offset (included) or ISO-8601 time (2'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from ls' -l format -r -F -d 'text (the shell\'s), json, ndjson or csv rows (dir, name, path, type).'

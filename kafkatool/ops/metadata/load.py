@@ -54,25 +54,21 @@ class Change:
     record: MetadataRecord
 
 
-def _apply_batch(builder: ImageBuilder, b: Batch, upto: int | None, damage: list[Damage]) -> list[Change]:
-    out: list[Change] = []
-    pending: list[tuple[int, MetadataRecord]] = []
+def _apply_batch(builder: ImageBuilder, b: Batch, upto: int | None, damage: list[Damage]) -> Iterator[Change]:
+    """Apply a batch's records (up to `upto`), yielding each as it takes effect (a metadata transaction's
+    at its end record, each with its own offset)."""
+    offsets: dict[int, int] = {}
     for off, rec in b.records:
         if upto is not None and off > upto:
             break
-        pending.append((off, rec))
+        offsets[id(rec)] = off
         try:
             done = builder.apply(rec)
         except ImageError as exc:
             damage.append(Damage(b.path, b.position, off, f"{rec.type} cannot apply: {exc}"))
-            return out
-        if done:
-            # records of a metadata transaction take effect at its end record; each keeps its own offset
-            offsets = {id(r): o for o, r in pending}
-            out.extend(Change(offsets.get(id(r), off), b.epoch, b.time_ms, r) for r in done)
-            if not builder.in_transaction:
-                pending = []
-    return out
+            return
+        for r in done:
+            yield Change(offsets.get(id(r), off), b.epoch, b.time_ms, r)
 
 
 def load_file(path: Path) -> Loaded:
@@ -83,7 +79,8 @@ def load_file(path: Path) -> Loaded:
     for b in read_batches(path, damage):
         if b.control:
             continue
-        _apply_batch(builder, b, None, damage)
+        for _ in _apply_batch(builder, b, None, damage):
+            pass
         if damage:
             break
         builder.image.provenance = Provenance(b.base_offset + len(b.records) - 1, b.epoch, b.time_ms)
@@ -96,7 +93,8 @@ def load_snapshot(snap: Snapshot, damage: list[Damage]) -> Image:
     builder = ImageBuilder()
     for b in read_batches(snap.path, damage):
         if not b.control:
-            _apply_batch(builder, b, None, damage)
+            for _ in _apply_batch(builder, b, None, damage):
+                pass
         if damage:
             break
     header = snapshot_header(snap.path) or {}
