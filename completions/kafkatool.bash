@@ -17,6 +17,7 @@ _kafkatool() {
             ":log-dirs") path="log-dirs" ;;
             ":metadata") path="metadata" ;;
             ":offsets") path="offsets" ;;
+            ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
@@ -37,6 +38,7 @@ _kafkatool() {
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
+            "quorum:describe") path="quorum describe" ;;
         esac
     done
     case "$path" in
@@ -46,7 +48,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets quorum reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -325,6 +327,17 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --window --interval --now --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "quorum")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "quorum describe")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --log-dir --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "reassign")
