@@ -23,6 +23,7 @@ _kafkatool() {
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
+            ":transactions") path="transactions" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
@@ -39,6 +40,7 @@ _kafkatool() {
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
             "quorum:describe") path="quorum describe" ;;
+            "transactions:find-hanging") path="transactions find-hanging" ;;
         esac
     done
     case "$path" in
@@ -48,7 +50,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets quorum reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets quorum reassign recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -429,6 +431,22 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --delete-config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions")
+            COMPREPLY=($(compgen -W "find-hanging -h --help" -- "$cur"))
+            ;;
+        "transactions find-hanging")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --log-dir --topic --partition --at --now --max-transaction-timeout --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

@@ -74,7 +74,12 @@ def describe_log_dir(log_dir: Path, fmt: str = "text") -> int:
 
 quorum_app = typer.Typer(
     name="quorum",
-    help="The KRaft metadata quorum: kafka-metadata-quorum.sh's describe, and offline from a metadata log dir.",
+    help=(
+        "The KRaft metadata quorum: kafka-metadata-quorum.sh's describe, and offline from a metadata log dir.\n\n"
+        "\b\nExamples:\n"
+        "  kafkatool quorum describe --log-dir /var/lib/kafka/meta\n"
+        "  kafkatool quorum describe --log-dir /var/lib/kafka/meta --format json"
+    ),
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
