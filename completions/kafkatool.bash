@@ -30,6 +30,7 @@ _kafkatool() {
             "metadata:cat") path="metadata cat" ;;
             "metadata:diff") path="metadata diff" ;;
             "metadata:find") path="metadata find" ;;
+            "metadata:generate") path="metadata generate" ;;
             "metadata:history") path="metadata history" ;;
             "metadata:ls") path="metadata ls" ;;
             "metadata:shell") path="metadata shell" ;;
@@ -174,7 +175,7 @@ _kafkatool() {
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "metadata")
-            COMPREPLY=($(compgen -W "cat diff find history ls shell tree -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "cat diff find generate history ls shell tree -h --help" -- "$cur"))
             ;;
         "metadata cat")
             case "$prev" in
@@ -200,6 +201,10 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata generate")
+            COMPREPLY=($(compgen -W " -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "metadata history")

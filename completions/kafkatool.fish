@@ -141,6 +141,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a find -d 'List
 
 Example:
  kafkatool '
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a generate -d 'Write a demo KRaft metadata dir (a controller\'s __cluster_metadata-0 w'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a history -d 'Every change to one partition, broker or config in a metadata log dir,'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata' -a ls -d 'List metadata nodes (the shell\'s ls).
 
@@ -165,6 +166,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_su
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -l at -r -F -d 'With a metadata log dir: the image at this offset (included) or ISO-8601 time (2'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -l format -r -F -d 'text (the shell\'s), json, ndjson or csv rows (path, type).'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from find' -s h -l help -d 'Show the help and exit.'
+complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from generate' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l snapshot -s s -r -F -d 'A metadata log dir (__cluster_metadata-0 or the dir holding it).'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l partition -r -F -d 'TOPIC-PARTITION, e.g. orders-3.'
 complete -c kafkatool -n '__fish_seen_subcommand_from metadata && __fish_seen_subcommand_from history' -l broker -r -F -d 'A broker id.'
