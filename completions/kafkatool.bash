@@ -128,7 +128,7 @@ _kafkatool() {
                 --segment-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --open-transaction --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "index")

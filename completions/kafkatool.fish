@@ -95,6 +95,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l value-bytes -
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l tombstones -r -F -d 'Fraction (0 to 1) of keyed records that are tombstones.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l transactional -d 'Write transactions with COMMIT/ABORT markers.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l abort-ratio -r -F -d 'Fraction (0 to 1) of transactions aborted.'
+complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l open-transaction -d 'Leave the last transaction open (no marker), as a producer killed mid-transactio'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l log-append-time -d 'Stamp batches with LogAppendTime.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l segment-bytes -r -F -d 'Roll segments at this size.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l seed -r -F -d 'Seed of the data: the same seed writes the same bytes.'
