@@ -204,3 +204,31 @@ def test_cli_history_and_diff_json(steps: dict[str, int]) -> None:
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     p = run_cli("metadata", "ls", "/", "-s", str(META), "--at", "yesterday")
     assert p.returncode == 2 and "ISO-8601" in p.stderr
+
+
+def test_history_from_a_snapshot_when_the_log_start_moved(tmp_path: Path, steps: dict[str, int]) -> None:
+    """With the first segment gone, the history starts at the oldest snapshot the log continues from."""
+    import shutil
+
+    dst = tmp_path / "meta"
+    shutil.copytree(META, dst)
+    for p in [dst, *dst.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    pdir = partition_dir(dst)
+    for name in ("00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"):
+        (pdir / name).unlink()
+    rows = _hist(pdir, parse_partition("fx-orders-0"))
+    assert rows[0]["change"] == "snapshot" and rows[0]["offset"] == 95  # snapshot 96-1: offsets below 96
+    assert rows[0]["after"]["isr"] == [4, 5] and rows[0]["after"]["leader"] == 4
+    shrink = _one(rows, field="isr", before=[4, 5], after=[5])
+    assert _within(shrink, steps, "S09", "S10")
+    # an image before the log start and every snapshot: refused with one line
+    p = run_cli("metadata", "ls", "/", "-s", str(dst), "--at", "5")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+def test_at_needs_a_dir() -> None:
+    require_fixtures()
+    snap = META / "__cluster_metadata-0" / "00000000000000000090-0000000001.checkpoint"
+    p = run_cli("metadata", "ls", "/", "-s", str(snap), "--at", "5")
+    assert p.returncode == 2 and "metadata log dir" in p.stderr

@@ -72,20 +72,19 @@ def _shell(command: str, source: Path, paths: list[str], at: str | None, fmt: st
     check_format(fmt, SHELL_FORMATS)
     loaded = _load(source, at)
     root = shell.root_node(loaded.image)
-    if fmt == "text":
-        try:
+    try:
+        if fmt == "text":
             sys.stdout.write(shell.COMMANDS[command](root, paths))
-        except shell.FindError as exc:
-            sys.stdout.write(exc.output)
-            sys.stdout.flush()
-            sys.stderr.write(f"kafkatool: find: {exc} (Kafka 4.0's shell stops here too)\n")
-            return EXIT_FINDINGS
-        return _damage_exit(loaded)
-    if command == "tree":
-        render_json(shell.tree_objects(root, paths))
-    else:
-        rows = {"ls": shell.ls_rows, "find": shell.find_rows, "cat": shell.cat_rows}[command](root, paths)
-        render_rows(rows, fmt)
+        elif command == "tree":
+            render_json(shell.tree_objects(root, paths))
+        else:
+            rows = {"ls": shell.ls_rows, "find": shell.find_rows, "cat": shell.cat_rows}[command](root, paths)
+            render_rows(rows, fmt)
+    except shell.FindError as exc:
+        sys.stdout.write(exc.output if fmt == "text" else "")
+        sys.stdout.flush()
+        sys.stderr.write(f"kafkatool: {command}: {exc} (Kafka 4.0's shell stops here too)\n")
+        return EXIT_FINDINGS
     return _damage_exit(loaded)
 
 

@@ -392,7 +392,7 @@ def visit(root: Node, target: str) -> list[Match]:
                 c = node.child(name)
                 if c is None:
                     raise FindError(
-                        f"Expected {name} to be a valid child of a directory, but it was not.", ""
+                        f"Expected {name} to be a valid child of {_abs(path)}, but it was not.", ""
                     )
                 walk(i + 1, c, (*path, name))
 
