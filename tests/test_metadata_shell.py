@@ -179,3 +179,10 @@ def test_json_rows() -> None:
     }
     p = run_cli("metadata", "find", "/image/features", "-s", str(mid), "--format", "csv")
     assert p.returncode == 0 and p.stdout.splitlines()[-1] == "/image/features/zkMigrationState,missing"
+
+
+def test_other_release_text_is_refused() -> None:
+    """Kafka 3.x's metadata shell had another tree: asking for its text is refused in one line."""
+    require_fixtures()
+    p = run_cli("--kafka-release", "3.3", "metadata", "ls", "/", "-s", str(META))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "4.0" in p.stderr

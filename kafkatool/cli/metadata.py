@@ -66,9 +66,23 @@ def _damage_exit(loaded) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
+def _check_release() -> None:
+    """The shell's paths and text are Kafka 4.0's; 3.x's metadata shell had another tree."""
+    from kafkatool import release
+
+    chosen = release.explicit()
+    if chosen is not None and not chosen.at_least("4.0"):
+        raise CliError(
+            f"--kafka-release {chosen}: the metadata shell's paths and text are Kafka 4.0's; "
+            "3.x's metadata shell (another tree) is not reproduced",
+            EXIT_USAGE,
+        )
+
+
 def _shell(command: str, source: Path, paths: list[str], at: str | None, fmt: str) -> int:
     from kafkatool.ops.metadata import tree as shell
 
+    _check_release()
     check_format(fmt, SHELL_FORMATS)
     loaded = _load(source, at)
     root = shell.root_node(loaded.image)
@@ -176,6 +190,7 @@ def shell_cmd(
 ) -> int:
     from kafkatool.ops.metadata import tree as shell
 
+    _check_release()
     if words and words[0] in shell.COMMANDS:
         return _shell(words[0], source, list(words[1:]), at, "text")
     loaded = _load(source, at)
