@@ -24,6 +24,7 @@ from kafkatool.log.writer import SegmentWriter, encode_v2_batch
 from kafkatool.ops.metadata.encode import control_record, metadata_record
 from kafkatool.ops.metadata.image import Image, ImageBuilder
 from kafkatool.ops.metadata.source import METADATA_PARTITION, snapshot_name
+from kafkatool.release import NEWEST
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 CLUSTER_ID = "kafkatool-demo-cluster"
@@ -281,7 +282,7 @@ def generate_metadata(meta_dir: Path) -> GeneratedMetadata:
         data = _data_batch(offset, ts, batch)
         w.append(data, offset + len(batch) - 1, ts, offset + len(batch) - 1)
         for t, d in batch:
-            builder.apply(decode_metadata_record(metadata_record(t, d)))
+            builder.apply(decode_metadata_record(metadata_record(t, d), NEWEST))
         offset += len(batch)
         count += len(batch)
         if i + 1 == SNAPSHOT_AFTER_BATCH:

@@ -26,6 +26,7 @@ from kafkatool.log.decoders.metadata import MetadataRecord, decode_metadata_reco
 from kafkatool.log.errors import CorruptRecordError
 from kafkatool.log.files import LOG_SUFFIX, list_segments
 from kafkatool.log.records import BatchScan
+from kafkatool.release import NEWEST
 
 METADATA_PARTITION = "__cluster_metadata-0"
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -118,7 +119,8 @@ def read_batches(path: Path, damage: list[Damage]) -> Iterator[Batch]:
                 if b.is_control:
                     recs.append((r.offset, decode_control_record(r.key, r.value)))
                 else:
-                    recs.append((r.offset, decode_metadata_record(r.value)))
+                    # the newest layouts whatever text release is chosen: the image reads every version
+                    recs.append((r.offset, decode_metadata_record(r.value, NEWEST)))
         except (CorruptRecordError, DecodeError) as exc:
             damage.append(Damage(str(path), b.position, b.base_offset, str(exc) or type(exc).__name__))
             return
