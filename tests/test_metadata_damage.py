@@ -95,3 +95,17 @@ def test_control_record_decoder_is_total(key: bytes, value: bytes | None) -> Non
 @given(st.text(max_size=30))
 def test_glob_never_raises(glob: str) -> None:
     glob_regex(glob)
+
+
+def test_segment_read_alone_skips_what_cannot_apply() -> None:
+    """A later segment alone lacks the brokers registered before it: Kafka's loader skips such records
+    (and goes on); so does kafkatool, with a note, exit 0."""
+    require_fixtures()
+    seg = META / "__cluster_metadata-0" / "00000000000000000093.log"
+    if not seg.is_file():
+        pytest.skip("segment missing")
+    loaded = load_file(seg)
+    assert not loaded.damage and loaded.skipped and loaded.skipped[0].offset == 98
+    assert 4 in loaded.image.brokers  # re-registered inside the segment, at offset 112
+    p = run_cli("metadata", "ls", "/image/cluster/brokers", "-s", str(seg))
+    assert p.returncode == 0 and p.stdout == "4\n" and p.stderr.startswith("kafkatool: note: ")

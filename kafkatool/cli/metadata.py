@@ -58,6 +58,14 @@ def _load(source: Path, at: str | None):  # type: ignore[no-untyped-def]
 
 
 def _damage_exit(loaded) -> int:  # type: ignore[no-untyped-def]
+    if loaded.skipped:
+        first = loaded.skipped[0]
+        sys.stdout.flush()
+        sys.stderr.write(
+            f"kafkatool: note: {len(loaded.skipped)} record(s) of {first.path} could not apply to what the file "
+            f"held before them and were skipped, as Kafka's shell skips them (first at offset {first.offset}: "
+            f"{first.reason})\n"
+        )
     if loaded.damage:
         sys.stdout.flush()
         for d in loaded.damage:

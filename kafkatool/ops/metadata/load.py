@@ -42,6 +42,7 @@ class Loaded:
     snapshot: Snapshot | None = None
     last_offset: int = -1
     damage: list[Damage] = field(default_factory=list)
+    skipped: list[Damage] = field(default_factory=list)  # records that could not apply (one file read alone)
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,16 @@ class Change:
     record: MetadataRecord
 
 
-def _apply_batch(builder: ImageBuilder, b: Batch, upto: int | None, damage: list[Damage]) -> Iterator[Change]:
+def _apply_batch(
+    builder: ImageBuilder,
+    b: Batch,
+    upto: int | None,
+    damage: list[Damage],
+    skipped: list[Damage] | None = None,
+) -> Iterator[Change]:
     """Apply a batch's records (up to `upto`), yielding each as it takes effect (a metadata transaction's
-    at its end record, each with its own offset)."""
+    at its end record, each with its own offset).  A record that cannot apply is damage, or with
+    `skipped` given is noted there and passed over, as Kafka's `MetadataBatchLoader` does."""
     offsets: dict[int, int] = {}
     for off, rec in b.records:
         if upto is not None and off > upto:
@@ -65,27 +73,34 @@ def _apply_batch(builder: ImageBuilder, b: Batch, upto: int | None, damage: list
         try:
             done = builder.apply(rec)
         except ImageError as exc:
-            damage.append(Damage(b.path, b.position, off, f"{rec.type} cannot apply: {exc}"))
-            return
+            what = Damage(b.path, b.position, off, f"{rec.type} cannot apply: {exc}")
+            if skipped is None:
+                damage.append(what)
+                return
+            skipped.append(what)
+            continue
         for r in done:
             yield Change(offsets.get(id(r), off), b.epoch, b.time_ms, r)
 
 
 def load_file(path: Path) -> Loaded:
-    """One snapshot or segment, read alone as the metadata shell reads it."""
+    """One snapshot or segment, read alone as the metadata shell reads it (a record that cannot apply
+    to what was read before it, e.g. a change to a broker registered in an earlier segment, is skipped
+    and noted, as the shell's loader does)."""
     damage: list[Damage] = []
+    skipped: list[Damage] = []
     builder = ImageBuilder()
     last = -1
     for b in read_batches(path, damage):
         if b.control:
             continue
-        for _ in _apply_batch(builder, b, None, damage):
+        for _ in _apply_batch(builder, b, None, damage, skipped):
             pass
         if damage:
             break
         builder.image.provenance = Provenance(b.base_offset + len(b.records) - 1, b.epoch, b.time_ms)
         last = b.last_offset
-    return Loaded(builder.image, None, last, damage)
+    return Loaded(builder.image, None, last, damage, skipped)
 
 
 def load_snapshot(snap: Snapshot, damage: list[Damage]) -> Image:
