@@ -15,20 +15,33 @@ _kafkatool() {
             ":generate") path="generate" ;;
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
+            ":metadata") path="metadata" ;;
             ":offsets") path="offsets" ;;
+            ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
+            ":transactions") path="transactions" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
+            "metadata:cat") path="metadata cat" ;;
+            "metadata:diff") path="metadata diff" ;;
+            "metadata:find") path="metadata find" ;;
+            "metadata:generate") path="metadata generate" ;;
+            "metadata:history") path="metadata history" ;;
+            "metadata:ls") path="metadata ls" ;;
+            "metadata:shell") path="metadata shell" ;;
+            "metadata:tree") path="metadata tree" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
+            "quorum:describe") path="quorum describe" ;;
+            "transactions:find-hanging") path="transactions find-hanging" ;;
         esac
     done
     case "$path" in
@@ -38,7 +51,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets quorum reassign recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -115,7 +128,7 @@ _kafkatool() {
                 --segment-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --open-transaction --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "index")
@@ -159,6 +172,76 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --describe --bootstrap-server --broker-list --topic-list --command-config --timeout --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata")
+            COMPREPLY=($(compgen -W "cat diff find generate history ls shell tree -h --help" -- "$cur"))
+            ;;
+        "metadata cat")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata diff")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata find")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata generate")
+            COMPREPLY=($(compgen -W " -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata history")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --partition --broker --config --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata ls")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata shell")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata tree")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets")
@@ -253,6 +336,17 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --window --interval --now --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "quorum")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "quorum describe")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --log-dir --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "reassign")
             case "$prev" in
                 --topics-to-move-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -342,6 +436,22 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --delete-config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions")
+            COMPREPLY=($(compgen -W "find-hanging -h --help" -- "$cur"))
+            ;;
+        "transactions find-hanging")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --log-dir --topic --partition --at --now --max-transaction-timeout --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

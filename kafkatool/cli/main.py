@@ -29,6 +29,9 @@ COMMANDS = {
     "replicas": "replicas",
     "log-dirs": "logdirs",
     "generate": "generate",
+    "metadata": "metadata",
+    "quorum": "quorum_offline",
+    "transactions": "transactions_offline",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).
