@@ -69,7 +69,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l remote-log-me
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l share-group-state-decoder -d 'Decode __share_group_state records (share groups; Kafka 4.0).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l format -r -F -d 'text (Kafka\'s output), json (one array) or ndjson (one object a line).'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l records -d 'JSON: one object per record instead of per batch (implies --deep-iteration).'
-complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l jobs -s j -r -F -d 'Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no w'
+complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -l jobs -s j -r -F -d 'Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU with the'
 complete -c kafkatool -n '__fish_seen_subcommand_from dump-log' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from elect' -l election-type -r -F -d 'preferred or unclean (required).'
 complete -c kafkatool -n '__fish_seen_subcommand_from elect' -l all-topic-partitions -d 'Every partition of every topic.'

@@ -93,7 +93,7 @@ def dump_log(
         0,
         "--jobs",
         "-j",
-        help="Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU; 1: no workers). The output is the same.",
+        help="Processes for --deep-iteration text on logs over 32 MiB (0: one per CPU with the pure-Python core, one process with the compiled core, whose record lines outrun the workers' pipe; 1: no workers). The output is the same.",
     ),
 ) -> None:
     targets = [f for f in (files or "").split(",") if f] + list(paths or [])

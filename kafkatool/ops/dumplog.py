@@ -585,6 +585,8 @@ class LogDumper:
             elif (
                 opts.deep_iteration
                 and not opts.print_data_log  # printed values would all travel through a pipe: slower
+                # the compiled core's record lines outrun the pipe from workers: one process unless asked
+                and (opts.jobs > 1 or speedups is None)
                 and _jobs(opts.jobs) > 1
                 and end >= PARALLEL_MIN_BYTES
             ):
@@ -626,6 +628,15 @@ class LogDumper:
         # those are written as they are, without joining megabytes
         whole_batches = speedups is not None and deep
         flush_at = 16 if whole_batches else 256
+        # the compiled core prints a plain batch's record lines straight from its bytes (None: not plain)
+        raw_lines = (
+            speedups.v2_raw_record_lines
+            if speedups is not None
+            and deep
+            and not opts.skip_record_metadata
+            and (not opts.print_data_log or self._plain_strings)
+            else None
+        )
         try:
             if not deep and speedups is not None:
                 nbatches += self._shallow_run(scan)
@@ -638,6 +649,22 @@ class LogDumper:
                     pending.clear()
                     self._line_open = True
                     raise
+                if raw_lines is not None and not batch.is_control:
+                    fast = batch.in_place(raw_lines, _TS_NAMES[batch.timestamp_type], opts.print_data_log)
+                    if fast is not None:
+                        lines, first, last = fast
+                        pend(lines)
+                        nrecords += last - first + 1
+                        if first_offset == -1:
+                            first_offset = first
+                        if not ((last_offset == -1 and not from_minus_one) or first == last_offset + 1):
+                            non_consecutive.append((last_offset, first))  # consecutive within the batch
+                        last_offset = last
+                        if len(pending) >= flush_at:
+                            for chunk in pending:
+                                w(chunk)
+                            pending.clear()
+                        continue
                 if deep:
                     try:
                         recs = batch.records()
