@@ -16,6 +16,7 @@ _kafkatool() {
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
             ":offsets") path="offsets" ;;
+            ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
@@ -29,6 +30,7 @@ _kafkatool() {
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
+            "quorum:describe") path="quorum describe" ;;
         esac
     done
     case "$path" in
@@ -38,7 +40,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -251,6 +253,21 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --window --interval --now --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "quorum")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "quorum describe")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --status --replication --human-readable --log-dir --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "reassign")

@@ -30,6 +30,9 @@ APIS = {
     "ConsumerGroupDescribe": 69, "DeleteGroups": 42,
     # topics/configs (tests/support/fake_topics.py)
     "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DescribeTopicPartitions": 75,
+    # KRaft-era tools: quorum, transactions, records delete (tests/support/fake_kraft.py)
+    "DescribeQuorum": 55, "ListTransactions": 66, "DescribeTransactions": 65, "DescribeProducers": 61,
+    "WriteTxnMarkers": 27, "DeleteRecords": 21,
 }
 
 

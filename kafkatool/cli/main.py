@@ -28,6 +28,8 @@ COMMANDS = {
     "replicas": "replicas",
     "log-dirs": "logdirs",
     "generate": "generate",
+    # KRaft-era tools
+    "quorum": "quorum",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).
