@@ -22,6 +22,7 @@ _kafkatool() {
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
+            ":transactions") path="transactions" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
@@ -31,6 +32,11 @@ _kafkatool() {
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
             "quorum:describe") path="quorum describe" ;;
+            "transactions:abort") path="transactions abort" ;;
+            "transactions:describe") path="transactions describe" ;;
+            "transactions:describe-producers") path="transactions describe-producers" ;;
+            "transactions:find-hanging") path="transactions find-hanging" ;;
+            "transactions:list") path="transactions list" ;;
         esac
     done
     case "$path" in
@@ -40,7 +46,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -359,6 +365,75 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --delete-config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions")
+            COMPREPLY=($(compgen -W "abort describe describe-producers find-hanging list -h --help" -- "$cur"))
+            ;;
+        "transactions abort")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --start-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coordinator-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --start-offset --producer-id --producer-epoch --coordinator-epoch --execute --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe")
+            case "$prev" in
+                --transactional-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --transactional-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe-producers")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --broker-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions find-hanging")
+            case "$prev" in
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --broker-id --topic --partition --max-transaction-timeout --log-dir --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions list")
+            case "$prev" in
+                --duration-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --duration-filter --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

@@ -45,8 +45,8 @@ def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
     for f in fields:
         c: dict = {"n": snake(f["name"]), "t": f["type"], "v": f["versions"]}
         for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("default", "d")):
-            if src in f:
-                c[dst] = f[src]
+            if src in f:  # defaults as the specs mostly write them: strings (a few specs write -1 as a number)
+                c[dst] = str(f[src]).lower() if src == "default" and not isinstance(f[src], str) else f[src]
         inner = f.get("fields")
         elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
         if inner is None and elem in common:

@@ -30,6 +30,7 @@ COMMANDS = {
     "generate": "generate",
     # KRaft-era tools
     "quorum": "quorum",
+    "transactions": "transactions",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).

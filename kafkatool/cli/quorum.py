@@ -15,7 +15,13 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 quorum_app = typer.Typer(
     name="quorum",
-    help="The KRaft metadata quorum (kafka-metadata-quorum.sh).",
+    help="""The KRaft metadata quorum, as Kafka's kafka-metadata-quorum.sh describes it.
+
+\b
+Examples:
+  kafkatool quorum describe --status --bootstrap-server kafka1:9092
+  kafkatool quorum describe --replication --bootstrap-controller ctrl1:9093
+""",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -9,8 +9,8 @@ table, answers at the negotiated version with kwire's own encoder) plus:
 - DescribeQuorum (55) answering from `quorum` (voters, observers, controller endpoints);
 - ApiVersions v3+ with supported and finalized features (`features`, `features_epoch`);
 - transactions: FindCoordinator (10) for transactional ids, ListTransactions (66),
-  DescribeTransactions (65) from `transactions`; DescribeProducers (61) and WriteTxnMarkers (27) from
-  `producers` (per partition, answered by the leader only, NOT_LEADER_OR_FOLLOWER elsewhere);
+  DescribeTransactions (65) from `transactions`; DescribeProducers (61, by any replica) and WriteTxnMarkers (27, by the
+  leader only) from `producers` (per partition; NOT_LEADER_OR_FOLLOWER elsewhere);
 - DeleteRecords (21): the leader moves the low watermark, OFFSET_OUT_OF_RANGE above the high watermark.
 """
 
@@ -335,12 +335,19 @@ class FakeKraftKafka(FakeKafka):
             return UNKNOWN_TOPIC_OR_PARTITION
         return 0 if fp.leader == broker else NOT_LEADER_OR_FOLLOWER
 
+    def _replica_error(self, broker: int, topic: str, p: int) -> int:
+        """DescribeProducers is answered by any replica (ReplicaManager.activeProducerState)."""
+        fp = self.topics.get(topic, {}).get(p)
+        if fp is None:
+            return UNKNOWN_TOPIC_OR_PARTITION
+        return 0 if broker in fp.replicas else NOT_LEADER_OR_FOLLOWER
+
     def _on_61(self, broker: int, req: Any) -> Any:
         topics = []
         for t in req.topics:
             parts = []
             for p in t.partition_indexes:
-                code = self._leader_error(broker, t.name, p)
+                code = self._replica_error(broker, t.name, p)
                 producers = [] if code else [vars(x).copy() for x in self.producers.get((t.name, p), [])]
                 parts.append(
                     {
