@@ -18,6 +18,7 @@ _kafkatool() {
             ":offsets") path="offsets" ;;
             ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
+            ":records") path="records" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
@@ -32,6 +33,7 @@ _kafkatool() {
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
             "quorum:describe") path="quorum describe" ;;
+            "records:delete") path="records delete" ;;
             "transactions:abort") path="transactions abort" ;;
             "transactions:describe") path="transactions describe" ;;
             "transactions:describe-producers") path="transactions describe-producers" ;;
@@ -46,7 +48,7 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -297,6 +299,20 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "records")
+            COMPREPLY=($(compgen -W "delete -h --help" -- "$cur"))
+            ;;
+        "records delete")
+            case "$prev" in
+                --offset-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --offset-json-file --dry-run --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "recover")

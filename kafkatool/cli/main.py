@@ -31,6 +31,7 @@ COMMANDS = {
     # KRaft-era tools
     "quorum": "quorum",
     "transactions": "transactions",
+    "records": "records",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).

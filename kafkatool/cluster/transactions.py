@@ -37,11 +37,9 @@ def tool_error(what: str, cause: str) -> TransactionsToolError:
 
 def _cause(code: int, message: str | None = None) -> str:
     """`Throwable.getMessage()` of the exception the admin client raises for an error code."""
-    from kafka.errors import for_code
+    from kafkatool.cluster.kafka_errors import java_message
 
-    if message:
-        return message
-    return str(getattr(for_code(code), "description", "") or f"error code {code}")
+    return java_message(code, message)
 
 
 @dataclass(frozen=True)
