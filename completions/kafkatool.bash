@@ -8,10 +8,12 @@ _kafkatool() {
         w="${COMP_WORDS[i]}"
         [[ "$w" == -* ]] && continue
         case "$path:$w" in
+            ":cluster") path="cluster" ;;
             ":compact") path="compact" ;;
             ":configs") path="configs" ;;
             ":dump-log") path="dump-log" ;;
             ":elect") path="elect" ;;
+            ":features") path="features" ;;
             ":generate") path="generate" ;;
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
@@ -24,6 +26,8 @@ _kafkatool() {
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
             ":transactions") path="transactions" ;;
+            "cluster:cluster-id") path="cluster cluster-id" ;;
+            "features:describe") path="features describe" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
@@ -48,7 +52,21 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "cluster compact configs dump-log elect features generate index log-dirs offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            ;;
+        "cluster")
+            COMPREPLY=($(compgen -W "cluster-id -h --help" -- "$cur"))
+            ;;
+        "cluster cluster-id")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -108,6 +126,20 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "features")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "features describe")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "generate")

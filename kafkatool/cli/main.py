@@ -32,6 +32,8 @@ COMMANDS = {
     "quorum": "quorum",
     "transactions": "transactions",
     "records": "records",
+    "features": "features",
+    "cluster": "cluster_tool",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).

@@ -173,6 +173,9 @@ class DirectChannel:
         self._correlation = 0
         self._sock: socket.socket | None = None
         self._table: dict[int, tuple[int, int]] = {}
+        self.features: Any = (
+            None  # the handshake's ApiVersions answer (v3+: supported and finalized features)
+        )
         self.deadline = time.monotonic() + timeout
         servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
         option = "--bootstrap-controller" if kind == "controller" else "--bootstrap-server"

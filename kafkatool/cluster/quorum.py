@@ -141,7 +141,7 @@ def _java_error(err: Any, message: str | None) -> str:
     return java_exception(err, message)
 
 
-def cluster_id(channel: Channel) -> str:
+def cluster_id(channel: Channel) -> str | None:
     """The cluster id: DescribeCluster where the peer has it (every controller, brokers 2.8+), else Metadata."""
     if DESCRIBE_CLUSTER in channel.api_table():
         from kafka.protocol.admin.cluster import DescribeClusterRequest
@@ -153,12 +153,13 @@ def cluster_id(channel: Channel) -> str:
             raise ClusterError(
                 f"describe cluster: {_java_error(for_code(resp.error_code), resp.error_message)}"
             )
-        return str(resp.cluster_id)
+        return None if resp.cluster_id is None else str(resp.cluster_id)
     need(channel, "describe cluster", METADATA)
     from kafka.protocol.metadata import MetadataRequest
 
     resp = channel.send(MetadataRequest(topics=[], allow_auto_topic_creation=False))
-    return str(getattr(resp, "cluster_id", None))
+    cid = getattr(resp, "cluster_id", None)
+    return None if cid is None else str(cid)
 
 
 # -- Kafka's text --------------------------------------------------------------------------------------
@@ -254,10 +255,10 @@ def _replicas_text(q: QuorumInfo, replicas: list[ReplicaState], release: Release
     return "[" + ", ".join(out) + "]"
 
 
-def status_text(q: QuorumInfo, cluster: str, release: Release) -> str:
+def status_text(q: QuorumInfo, cluster: str | None, release: Release) -> str:
     lag, lag_ms = max_follower_lag(q)
     text = (
-        f"ClusterId:              {cluster}\n"
+        f"ClusterId:              {'null' if cluster is None else cluster}\n"
         f"LeaderId:               {q.leader_id}\n"
         f"LeaderEpoch:            {q.leader_epoch}\n"
         f"HighWatermark:          {q.high_watermark}\n"
@@ -286,7 +287,7 @@ def quorum_rows(q: QuorumInfo) -> list[dict[str, Any]]:
     ]
 
 
-def status_row(q: QuorumInfo, cluster: str) -> dict[str, Any]:
+def status_row(q: QuorumInfo, cluster: str | None) -> dict[str, Any]:
     lag, lag_ms = max_follower_lag(q)
     return {
         "cluster_id": cluster,

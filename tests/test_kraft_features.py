@@ -1,0 +1,110 @@
+"""`kafkatool features describe` and `kafkatool cluster cluster-id` against Kafka 4.0.0's output.
+
+The fake brokers and controllers advertise the fixture cluster's features (ApiVersions v3+ tagged fields,
+encoded by kwire from Kafka's specs) and cluster id; the oracle is the text of Kafka 4.0.0's
+kafka-features.sh and kafka-cluster.sh at marks A-D.  Over the release matrix: brokers without
+ApiVersions v3 are refused in one line; metadata.version names follow the tool's release.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from kafkatool.cluster.features import level_to_string
+from kafkatool.release import Release
+from tests.conftest import FIXTURES
+from tests.support.cli import run_console
+from tests.support.fake_kraft import FakeKraftKafka
+from tests.support.kwire import MATRIX
+
+GOLDENS = FIXTURES / "kraft-4.0.0" / "goldens"
+FEATURES = {
+    "eligible.leader.replicas.version": (0, 1, 0),
+    "group.version": (0, 1, 1),
+    "kraft.version": (0, 1, 1),
+    "metadata.version": (7, 25, 25),
+    "transaction.version": (0, 2, 2),
+}
+
+
+def _golden(tool: str, name: str) -> str:
+    if not GOLDENS.is_dir():
+        pytest.skip(f"kraft-4.0.0 goldens not found at {GOLDENS}")
+    return (GOLDENS / tool / f"{name}.stdout").read_text()
+
+
+def _cluster(release: str = "4.0.0", epoch: int = 18) -> FakeKraftKafka:
+    k = FakeKraftKafka(
+        {4: None, 5: None}, controllers=[1, 2, 3], cluster_id="hYWQgWs-wDBsLQL4h4nALg", release=release
+    )
+    k.features = dict(FEATURES)
+    k.features_epoch = epoch
+    return k
+
+
+def _where(k: FakeKraftKafka, via: str) -> list[str]:
+    return (
+        ["--bootstrap-server", k.bootstrap]
+        if via == "bs"
+        else ["--bootstrap-controller", k.controller_bootstrap]
+    )
+
+
+@pytest.mark.parametrize(
+    "case", ["A-describe-bs", "A-describe-bc", "B-describe-bs", "C-describe-bs", "D-describe-bs"]
+)
+def test_features_goldens(case: str) -> None:
+    expected = _golden("kafka-features", case)
+    epoch = int(re.search(r"Epoch: (\d+)", expected).group(1))  # type: ignore[union-attr]
+    with _cluster(epoch=epoch) as k:
+        res = run_console("features", "describe", *_where(k, case.rsplit("-", 1)[1]))
+    assert (res.returncode, res.stderr, res.stdout) == (0, "", expected)
+
+
+@pytest.mark.parametrize("case", ["A-cluster-id-bs", "A-cluster-id-bc"])
+def test_cluster_id_goldens(case: str) -> None:
+    expected = _golden("kafka-cluster", case)
+    with _cluster() as k:
+        res = run_console("cluster", "cluster-id", *_where(k, case.rsplit("-", 1)[1]))
+    assert (res.returncode, res.stderr, res.stdout) == (0, "", expected)
+
+
+@pytest.mark.parametrize("release", MATRIX)
+def test_release_matrix(release: str) -> None:
+    with _cluster(release) as k:
+        feats = run_console("features", "describe", "--bootstrap-server", k.bootstrap, "--format", "json")
+        cid = run_console("cluster", "cluster-id", "--bootstrap-server", k.bootstrap)
+    assert (cid.returncode, cid.stdout) == (0, "Cluster ID: hYWQgWs-wDBsLQL4h4nALg\n")
+    if k.api_versions[18][1] < 3:
+        assert (
+            feats.returncode == 3 and "needs ApiVersions v3" in feats.stderr and feats.stderr.count("\n") == 1
+        )
+    else:
+        rows = json.loads(feats.stdout)
+        assert [(r["feature"], r["finalized_level"], r["epoch"]) for r in rows] == [
+            (n, lvl, 18) for n, (_, _, lvl) in sorted(FEATURES.items())
+        ]
+
+
+def test_metadata_version_names_per_release() -> None:
+    # MetadataVersion.java of each release: 4.0 knows 3.3-IV3 (7) to 4.1-IV0 (26); 3.3 knows 3.0-IV1 (1) to 3.3-IV3 (7)
+    assert level_to_string("metadata.version", 25, Release(4, 0)) == "4.0-IV3"
+    assert level_to_string("metadata.version", 27, Release(4, 0)) == "UNKNOWN 27"
+    assert level_to_string("metadata.version", 1, Release(4, 0)) == "UNKNOWN 1"
+    assert level_to_string("metadata.version", 1, Release(3, 3)) == "3.0-IV1"
+    assert level_to_string("metadata.version", 8, Release(3, 3)) == "UNKNOWN 8"
+    assert level_to_string("metadata.version", 0, Release(3, 9)) == "UNKNOWN 0"
+    assert level_to_string("kraft.version", 1, Release(4, 0)) == "1"
+
+
+def test_padded_text_since_4_3() -> None:
+    with _cluster() as k:
+        res = run_console("--kafka-release", "4.3", "features", "describe", "--bootstrap-server", k.bootstrap)
+    first = res.stdout.splitlines()[0]
+    assert first == (
+        "Feature: eligible.leader.replicas.version          SupportedMinVersion: 0                "
+        "SupportedMaxVersion: 1                FinalizedVersionLevel: 0                Epoch: 18"
+    )
