@@ -230,9 +230,10 @@ _kafkatool() {
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --isolation-level) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --isolation-level --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets export")

@@ -183,6 +183,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_sub
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l command-config -r -F -d 'Java client properties (security.protocol, sasl.*, ssl.* as PEM files, client.id'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l exclude-internal-topics -d 'Leave out __consumer_offsets and the like.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l format -r -F -d 'text (GetOffsetShell\'s), json, ndjson, csv or table.'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l isolation-level -r -F -d 'read_uncommitted (the high watermark) or read_committed (the last stable offset)'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l timeout -r -F -d 'Limit for the command\'s cluster work as a whole, retries after a coordinator mov'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from export' -l group -s g -r -F -d 'Consumer group (repeat for several).'
