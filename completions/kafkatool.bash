@@ -26,6 +26,7 @@ _kafkatool() {
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
             ":transactions") path="transactions" ;;
+            "cluster:api-versions") path="cluster api-versions" ;;
             "cluster:cluster-id") path="cluster cluster-id" ;;
             "features:describe") path="features describe" ;;
             "index:dump") path="index dump" ;;
@@ -55,7 +56,17 @@ _kafkatool() {
             COMPREPLY=($(compgen -W "cluster compact configs dump-log elect features generate index log-dirs offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "cluster")
-            COMPREPLY=($(compgen -W "cluster-id -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "api-versions cluster-id -h --help" -- "$cur"))
+            ;;
+        "cluster api-versions")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "cluster cluster-id")
             case "$prev" in

@@ -108,3 +108,36 @@ def test_padded_text_since_4_3() -> None:
         "Feature: eligible.leader.replicas.version          SupportedMinVersion: 0                "
         "SupportedMaxVersion: 1                FinalizedVersionLevel: 0                Epoch: 18"
     )
+
+
+def _api_versions_expected(golden: str, k: FakeKraftKafka) -> str:
+    """The golden with the fake brokers' ports for the recorded ones (27014, 27015)."""
+    return golden.replace("127.0.0.1:27014", f"127.0.0.1:{k.port[4]}").replace(
+        "127.0.0.1:27015", f"127.0.0.1:{k.port[5]}"
+    )
+
+
+def test_api_versions_golden() -> None:
+    golden = _golden("kafka-broker-api-versions", "A-bs")
+    with _cluster() as k:
+        res = run_console("cluster", "api-versions", "--bootstrap-server", k.bootstrap)
+    assert (res.returncode, res.stderr) == (0, "")
+    expected = _api_versions_expected(golden, k)
+    # the recorded brokers came in Java HashMap order of their Nodes, which depends on the ports: compare per broker
+    blocks = lambda text: sorted(text.split("\n)\n"))  # noqa: E731
+    assert blocks(res.stdout) == blocks(expected)
+
+
+@pytest.mark.parametrize("release", MATRIX)
+def test_api_versions_matrix(release: str) -> None:
+    with _cluster(release) as k:
+        res = run_console("cluster", "api-versions", "--bootstrap-server", k.bootstrap, "--format", "json")
+        text = run_console("cluster", "api-versions", "--bootstrap-server", k.bootstrap)
+    rows = json.loads(res.stdout)
+    advertised = {
+        (r["broker"], r["api_key"]): (r["min_version"], r["max_version"])
+        for r in rows
+        if r["min_version"] is not None
+    }
+    assert advertised == {(b, key): rng for b in (4, 5) for key, rng in k.api_versions.items()}
+    assert text.returncode == 0 and text.stdout.count(" -> (\n") == 2
