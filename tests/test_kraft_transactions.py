@@ -174,3 +174,31 @@ def test_release_matrix(release: str) -> None:
 def test_controller_refused() -> None:
     res = run_console("transactions", "list", "--bootstrap-controller", "127.0.0.1:1")
     assert res.returncode == 2
+
+
+@pytest.mark.parametrize("release", MATRIX)
+def test_abort_by_producer_id_over_the_matrix(release: str) -> None:
+    """WriteTxnMarkers exists on every release of the matrix (v0 on 2.1, only v1 on 4.0): the marker reaches the leader."""
+    with _cluster(release) as k:
+        res = _run(
+            k,
+            "abort",
+            "--topic",
+            "fx-txn",
+            "--partition",
+            "1",
+            "--producer-id",
+            "1002",
+            "--producer-epoch",
+            "0",
+            "--coordinator-epoch",
+            "3",
+            "--execute",
+        )
+        by_offset = _run(k, "abort", "--topic", "fx-txn", "--partition", "0", "--start-offset", "7")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    assert k.markers == [(5, "fx-txn", 1, 1002, 0, False)]
+    if 61 in k.api_versions:
+        assert by_offset.returncode == 0 and "producerId=1002" in by_offset.stdout
+    else:
+        assert by_offset.returncode == 2 and "needs DescribeProducers (Kafka >= 2.8)" in by_offset.stderr

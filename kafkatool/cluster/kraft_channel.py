@@ -187,10 +187,13 @@ class DirectChannel:
         for s in servers:
             host, _, port = s.rpartition(":")
             host = host.strip("[]") if host else s
+            if time.monotonic() >= self.deadline:
+                errors.append(f"{s}: not tried (--timeout spent)")
+                continue
             try:
                 self._open(host, int(port or 9093))
                 return
-            except (OSError, ValueError, ClusterError) as exc:
+            except Exception as exc:  # refused, timed out, or an answer that is not ApiVersions: the next one
                 errors.append(f"{s}: {exc}")
                 self.close()
         raise ClusterError(
@@ -200,7 +203,8 @@ class DirectChannel:
     def _open(self, host: str, port: int) -> None:
         from kafka.protocol.metadata import ApiVersionsRequest
 
-        self._sock = socket.create_connection((host, port), timeout=self.timeout)
+        left = max(0.05, self.deadline - time.monotonic())  # the servers share --timeout for connecting
+        self._sock = socket.create_connection((host, port), timeout=left)
         self._sock.settimeout(self.timeout)
         for version in (3, 0):
             req = (
@@ -269,8 +273,17 @@ class DirectChannel:
             raise ClusterError(f"{type(request).__name__}: no version both sides accept")
         try:
             return self._roundtrip(request, version)
+        except ClusterError:
+            raise
         except (OSError, ValueError) as exc:
             raise ClusterError(f"{type(request).__name__.removesuffix('Request')}: {exc}") from None
+        except (
+            Exception
+        ) as exc:  # kafka-python's decoder on bytes that are not the response: say so, never a traceback
+            raise ClusterError(
+                f"{type(request).__name__.removesuffix('Request')}: the answer from {self.address} "
+                f"cannot be read ({type(exc).__name__}: {exc})"
+            ) from None
 
     def close(self) -> None:
         if self._sock is not None:
