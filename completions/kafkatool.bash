@@ -28,6 +28,7 @@ _kafkatool() {
             ":transactions") path="transactions" ;;
             "cluster:api-versions") path="cluster api-versions" ;;
             "cluster:cluster-id") path="cluster cluster-id" ;;
+            "cluster:list-endpoints") path="cluster list-endpoints" ;;
             "features:describe") path="features describe" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
@@ -56,7 +57,7 @@ _kafkatool() {
             COMPREPLY=($(compgen -W "cluster compact configs dump-log elect features generate index log-dirs offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
             ;;
         "cluster")
-            COMPREPLY=($(compgen -W "api-versions cluster-id -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "api-versions cluster-id list-endpoints -h --help" -- "$cur"))
             ;;
         "cluster api-versions")
             case "$prev" in
@@ -77,6 +78,17 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "cluster list-endpoints")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --include-fenced-brokers --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "compact")

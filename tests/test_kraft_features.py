@@ -141,3 +141,42 @@ def test_api_versions_matrix(release: str) -> None:
     }
     assert advertised == {(b, key): rng for b in (4, 5) for key, rng in k.api_versions.items()}
     assert text.returncode == 0 and text.stdout.count(" -> (\n") == 2
+
+
+@pytest.mark.parametrize("case", ["A-list-endpoints-bs", "A-list-endpoints-bc", "S09-list-endpoints-fenced"])
+def test_list_endpoints_goldens(case: str) -> None:
+    golden = _golden("kafka-cluster", case)
+    with _cluster() as k:
+        args = ["--include-fenced-brokers"] if "fenced" in case else []
+        if "fenced" in case:  # broker 4 stopped: fenced, no longer in the live set
+            k.alive.discard(4)
+            k.fenced.add(4)
+        res = run_console(
+            "cluster", "list-endpoints", *args, *_where(k, "bc" if case.endswith("-bc") else "bs")
+        )
+        ports = {27014: k.port[4], 27015: k.port[5], 27001: k.port[1], 27002: k.port[2], 27003: k.port[3]}
+    expected = golden
+    for real, fake in ports.items():  # same width: both are five digits
+        expected = expected.replace(f" {real} ", f" {fake} ")
+    assert (res.returncode, res.stderr, res.stdout) == (0, "", expected)
+
+
+@pytest.mark.parametrize("release", MATRIX)
+def test_list_endpoints_matrix(release: str) -> None:
+    with _cluster(release) as k:
+        res = run_console("cluster", "list-endpoints", "--bootstrap-server", k.bootstrap, "--format", "csv")
+        fenced = run_console(
+            "cluster", "list-endpoints", "--bootstrap-server", k.bootstrap, "--include-fenced-brokers"
+        )
+    hi = k.api_versions.get(60, (0, -1))[1]
+    if hi >= 1:
+        assert res.returncode == 0 and res.stdout.splitlines()[1:] == [
+            f"4,127.0.0.1,{k.port[4]},,false,broker",
+            f"5,127.0.0.1,{k.port[5]},,false,broker",
+        ]
+    else:
+        assert res.returncode == 2 and "list endpoints needs DescribeCluster v1+ (Kafka >= 3.7)" in res.stderr
+    if hi >= 2:
+        assert fenced.returncode == 0
+    else:
+        assert fenced.returncode == 2 and "DescribeCluster v2+ (Kafka >= 4.0)" in fenced.stderr

@@ -20,6 +20,7 @@ Examples:
   kafkatool cluster cluster-id --bootstrap-server kafka1:9092
   kafkatool cluster cluster-id --bootstrap-controller ctrl1:9093
   kafkatool cluster api-versions --bootstrap-server kafka1:9092
+  kafkatool cluster list-endpoints --bootstrap-controller ctrl1:9093
 """,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -145,3 +146,56 @@ def api_versions(
         fmt,
         ["broker", "host", "port", "api_key", "name", "min_version", "max_version", "usable", "error"],
     )
+
+
+LIST_ENDPOINTS_HELP = """List the brokers' endpoints (or, through --bootstrap-controller, the controllers') as
+`kafka-cluster.sh list-endpoints` does (DescribeCluster v1+, Kafka 3.7+): id, host, port, rack, state
+(fenced or unfenced) and endpoint type.  --include-fenced-brokers lists fenced brokers too (Kafka 4.0+).
+--format json|ndjson|csv|table: rows id, host, port, rack, fenced, endpoint_type.
+
+\b
+Examples:
+  kafkatool cluster list-endpoints --bootstrap-server kafka1:9092 --include-fenced-brokers
+  kafkatool cluster list-endpoints --bootstrap-controller ctrl1:9093
+"""
+
+
+@cluster_app.command("list-endpoints", help=LIST_ENDPOINTS_HELP + "\n" + EXIT_CODES_HELP)
+@handle_errors
+def list_endpoints(
+    include_fenced_brokers: bool = typer.Option(
+        False, "--include-fenced-brokers", help="Fenced brokers too."
+    ),
+    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+) -> None:
+    from kafkatool.cli.render import render_rows
+    from kafkatool.cluster import endpoints as ep
+
+    fmt = check_format(output_format)
+    with kraft_channel(
+        bootstrap_server, bootstrap_controller, command_config, timeout, "cluster list-endpoints"
+    ) as channel:
+        nodes = ep.list_endpoints(channel, include_fenced_brokers)
+        controllers = channel.kind == "controller"
+    if fmt == "text":
+        sys.stdout.write(ep.endpoints_text(nodes, controllers))
+    else:
+        render_rows(
+            [
+                {
+                    "id": n.id,
+                    "host": n.host,
+                    "port": n.port,
+                    "rack": n.rack,
+                    "fenced": n.fenced,
+                    "endpoint_type": "controller" if controllers else "broker",
+                }
+                for n in nodes
+            ],
+            fmt,
+            ["id", "host", "port", "rack", "fenced", "endpoint_type"],
+        )

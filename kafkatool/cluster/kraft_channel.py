@@ -60,10 +60,11 @@ class Channel(Protocol):
     def close(self) -> None: ...
 
 
-def need(channel: Channel, what: str, key: int, version: int = 0) -> int:
+def need(channel: Channel, what: str, key: int, version: int = 0, since: Release | None = None) -> int:
     """The highest version of request `key` the peer accepts (at least `version`), else BrokerLacksApiError."""
     table = channel.api_table()
-    name, since = KRAFT_APIS.get(key, (f"API {key}", Release(0, 0)))
+    name, first = KRAFT_APIS.get(key, (f"API {key}", Release(0, 0)))
+    since = since or first  # the release that brought `version` (callers name it when it is not the first)
     lo, hi = table.get(key, (0, -1))
     if hi < max(lo, version):
         who = "controller" if channel.kind == "controller" else "broker"

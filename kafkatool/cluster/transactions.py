@@ -19,6 +19,7 @@ from kafkatool.cluster.connect import ClusterError
 from kafkatool.cluster.kraft_channel import Channel, need
 from kafkatool.jvm.hashing import to_int32, topic_partition_hash
 from kafkatool.jvm.java_collections import hash_order
+from kafkatool.release import Release
 
 LIST_TRANSACTIONS, DESCRIBE_TRANSACTIONS, DESCRIBE_PRODUCERS, WRITE_TXN_MARKERS = 66, 65, 61, 27
 FIND_COORDINATOR, METADATA = 10, 3
@@ -143,7 +144,9 @@ def list_transactions(
     broker's transactions in its order."""
     from kafka.protocol.admin.transactions import ListTransactionsRequest
 
-    need(channel, "list transactions", LIST_TRANSACTIONS, 1 if duration_filter is not None else 0)
+    if duration_filter is not None:
+        need(channel, "list transactions --duration-filter", LIST_TRANSACTIONS, 1, Release(3, 8))
+    need(channel, "list transactions", LIST_TRANSACTIONS)
     brokers, _ = metadata(channel, [])
     out = []
     for b in sorted(brokers):

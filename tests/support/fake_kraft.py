@@ -150,6 +150,7 @@ class FakeKraftKafka(FakeKafka):
         self.markers: list[
             tuple[int, str, int, int, int, bool]
         ] = []  # (leader, topic, partition, pid, epoch, commit)
+        self.fenced: set[int] = set()  # registered brokers the controller fenced (not in `alive`)
 
     # -- nodes ---------------------------------------------------------------------------------------
 
@@ -190,8 +191,40 @@ class FakeKraftKafka(FakeKafka):
         return body
 
     def _on_60(self, broker: int, req: Any) -> Any:
+        """DescribeCluster: brokers (endpoint type 1; fenced ones only with include_fenced_brokers, v2) or,
+        asked on a controller listener for type 2, the controllers (a broker refuses type 2)."""
         body = super()._on_60(broker, req)
         body["cluster_id"] = self.cluster_id
+        if getattr(req, "endpoint_type", 1) == 2:
+            if broker not in self.controller_ids:
+                return {
+                    **body,
+                    "error_code": 35,
+                    "error_message": "The broker does not serve controller endpoints",
+                    "brokers": [],
+                }
+            body["endpoint_type"] = 2
+            body["brokers"] = [
+                {"broker_id": c, "host": "127.0.0.1", "port": self.port[c], "rack": None}
+                for c in self.controller_ids
+            ]
+            return body
+        wanted = [
+            b
+            for b in sorted(self.rack)
+            if b not in self.controller_ids
+            and (b in self.alive or (getattr(req, "include_fenced_brokers", False) and b in self.fenced))
+        ]
+        body["brokers"] = [
+            {
+                "broker_id": b,
+                "host": "127.0.0.1",
+                "port": self.port[b],
+                "rack": self.rack[b],
+                "is_fenced": b in self.fenced,
+            }
+            for b in wanted
+        ]
         return body
 
     def _on_3(self, broker: int, req: Any) -> Any:
