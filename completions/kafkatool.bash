@@ -8,10 +8,12 @@ _kafkatool() {
         w="${COMP_WORDS[i]}"
         [[ "$w" == -* ]] && continue
         case "$path:$w" in
+            ":cluster") path="cluster" ;;
             ":compact") path="compact" ;;
             ":configs") path="configs" ;;
             ":dump-log") path="dump-log" ;;
             ":elect") path="elect" ;;
+            ":features") path="features" ;;
             ":generate") path="generate" ;;
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
@@ -19,11 +21,16 @@ _kafkatool() {
             ":offsets") path="offsets" ;;
             ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
+            ":records") path="records" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
             ":transactions") path="transactions" ;;
+            "cluster:api-versions") path="cluster api-versions" ;;
+            "cluster:cluster-id") path="cluster cluster-id" ;;
+            "cluster:list-endpoints") path="cluster list-endpoints" ;;
+            "features:describe") path="features describe" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
@@ -41,7 +48,12 @@ _kafkatool() {
             "offsets:reset") path="offsets reset" ;;
             "offsets:watch") path="offsets watch" ;;
             "quorum:describe") path="quorum describe" ;;
+            "records:delete") path="records delete" ;;
+            "transactions:abort") path="transactions abort" ;;
+            "transactions:describe") path="transactions describe" ;;
+            "transactions:describe-producers") path="transactions describe-producers" ;;
             "transactions:find-hanging") path="transactions find-hanging" ;;
+            "transactions:list") path="transactions list" ;;
         esac
     done
     case "$path" in
@@ -51,7 +63,42 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs metadata offsets quorum reassign recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "cluster compact configs dump-log elect features generate index log-dirs metadata offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            ;;
+        "cluster")
+            COMPREPLY=($(compgen -W "api-versions cluster-id list-endpoints -h --help" -- "$cur"))
+            ;;
+        "cluster api-versions")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "cluster cluster-id")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "cluster list-endpoints")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --include-fenced-brokers --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -111,6 +158,20 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "features")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "features describe")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "generate")
@@ -271,9 +332,10 @@ _kafkatool() {
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --isolation-level) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --isolation-level --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets export")
@@ -343,8 +405,12 @@ _kafkatool() {
             case "$prev" in
                 --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --log-dir --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --status --replication --human-readable --log-dir --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "reassign")
@@ -368,6 +434,20 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "records")
+            COMPREPLY=($(compgen -W "delete -h --help" -- "$cur"))
+            ;;
+        "records delete")
+            case "$prev" in
+                --offset-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --offset-json-file --dry-run --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "recover")
@@ -439,19 +519,74 @@ _kafkatool() {
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "transactions")
-            COMPREPLY=($(compgen -W "find-hanging -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "abort describe describe-producers find-hanging list -h --help" -- "$cur"))
+            ;;
+        "transactions abort")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --start-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coordinator-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --start-offset --producer-id --producer-epoch --coordinator-epoch --execute --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe")
+            case "$prev" in
+                --transactional-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --transactional-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe-producers")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --broker-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "transactions find-hanging")
             case "$prev" in
-                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --log-dir --topic --partition --at --now --max-transaction-timeout --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --broker-id --topic --partition --max-transaction-timeout --log-dir --at --now --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions list")
+            case "$prev" in
+                --duration-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --duration-filter --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

@@ -30,6 +30,9 @@ APIS = {
     "ConsumerGroupDescribe": 69, "DeleteGroups": 42,
     # topics/configs (tests/support/fake_topics.py)
     "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DescribeTopicPartitions": 75,
+    # KRaft-era tools: quorum, transactions, records delete (tests/support/fake_kraft.py)
+    "DescribeQuorum": 55, "ListTransactions": 66, "DescribeTransactions": 65, "DescribeProducers": 61,
+    "WriteTxnMarkers": 27, "DeleteRecords": 21,
 }
 
 
@@ -42,8 +45,8 @@ def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
     for f in fields:
         c: dict = {"n": snake(f["name"]), "t": f["type"], "v": f["versions"]}
         for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("default", "d")):
-            if src in f:
-                c[dst] = f[src]
+            if src in f:  # defaults as the specs mostly write them: strings (a few specs write -1 as a number)
+                c[dst] = str(f[src]).lower() if src == "default" and not isinstance(f[src], str) else f[src]
         inner = f.get("fields")
         elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
         if inner is None and elem in common:

@@ -30,8 +30,12 @@ COMMANDS = {
     "log-dirs": "logdirs",
     "generate": "generate",
     "metadata": "metadata",
-    "quorum": "quorum_offline",
-    "transactions": "transactions_offline",
+    # KRaft-era tools
+    "quorum": "quorum",
+    "transactions": "transactions",
+    "records": "records",
+    "features": "features",
+    "cluster": "cluster_tool",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).

@@ -709,17 +709,21 @@ END_HELP = """Offsets of partitions at a time, as GetOffsetShell prints them: `t
 --time -1 / latest (default): log-end offsets; -2 / earliest: log-start offsets; -3 /
 max-timestamp: the offset of the record with the largest timestamp; a timestamp in ms: the first
 offset whose record timestamp is at or after it (partitions with none are left out, as Kafka does).
---topic is a regular expression matched against whole topic names.
+--topic is a regular expression matched against whole topic names.  --isolation-level read_committed:
+the last stable offset instead of the high watermark for latest (what a read_committed consumer can
+read up to; an open transaction holds it back), as kcat's -o end with isolation.level.
 
 \b
 Examples:
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic payments --isolation-level read_committed
   kafkatool offsets end --bootstrap-server kafka:9092 --topic 'orders.*' --time -2
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --partitions 0,1 --time 1700000000000
   kafkatool offsets end --zookeeper zk:2181 --topic orders --format json
 """
 
 _TIME_WORDS = {"latest": -1, "earliest": -2, "max-timestamp": -3}
+_ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}  # ListOffsets' IsolationLevel
 
 
 @offsets_app.command("end", help=END_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
@@ -733,9 +737,13 @@ def end(
     command_config: CommandConfig = None,
     exclude_internal_topics: bool = typer.Option(False, "--exclude-internal-topics", help="Leave out __consumer_offsets and the like."),
     output_format: str = typer.Option("text", "--format", help="text (GetOffsetShell's), json, ndjson, csv or table."),
+    isolation_level: str = typer.Option("read_uncommitted", "--isolation-level",
+                                        help="read_uncommitted (the high watermark) or read_committed (the last stable offset)."),
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
+    if isolation_level not in _ISOLATION_LEVELS:
+        raise CliError(f"--isolation-level: {isolation_level!r} is not one of read_uncommitted, read_committed")
     deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
@@ -761,10 +769,12 @@ def end(
     with _translate():
         if zookeeper:
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
+                                      _ISOLATION_LEVELS[isolation_level])
         else:
             with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
+                                      _ISOLATION_LEVELS[isolation_level])
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")
     errors = sorted((tp, lo.error) for tp, lo in result.items() if lo.error)
@@ -777,10 +787,11 @@ def end(
                      for (t, p), lo in sorted(result.items())), fmt, ["topic", "partition", "offset", "timestamp", "error"])
 
 
-def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool) -> dict[Any, Any]:
+def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool,
+                 isolation_level: int = 0) -> dict[Any, Any]:
     meta = bo.metadata(None)
     tps = [
         (t, p) for t, ps in meta.topics.items() if pattern.fullmatch(t) and not (exclude_internal and t.startswith("__"))
         for p in ps if not parts or p in parts
     ]
-    return bo.list_offsets({tp: spec for tp in tps}) if tps else {}
+    return bo.list_offsets({tp: spec for tp in tps}, isolation_level) if tps else {}

@@ -1,8 +1,7 @@
 """`kafkatool quorum describe --log-dir DIR`: a KRaft node's quorum view from its metadata log dir, offline.
 
-`describe_log_dir` is the whole command; the live `quorum describe` (DescribeQuorum over the Admin
-API) calls it when `--log-dir` is given.  Until that command exists this module registers the
-`quorum` group with `describe --log-dir` itself.
+`describe_log_dir` is the whole command; `quorum describe` (kafkatool.cli.quorum) calls it when
+`--log-dir` is given.
 """
 
 from __future__ import annotations
@@ -10,9 +9,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import typer
-
-from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_FINDINGS, EXIT_USAGE, CliError
 from kafkatool.cli.render import check_format, render_json, render_rows
 
@@ -70,26 +66,3 @@ def describe_log_dir(log_dir: Path, fmt: str = "text") -> int:
             sys.stderr.write(f"kafkatool: {d.describe()}\n")
         return EXIT_FINDINGS
     return 0
-
-
-quorum_app = typer.Typer(
-    name="quorum",
-    help=(
-        "The KRaft metadata quorum: kafka-metadata-quorum.sh's describe, and offline from a metadata log dir.\n\n"
-        "\b\nExamples:\n"
-        "  kafkatool quorum describe --log-dir /var/lib/kafka/meta\n"
-        "  kafkatool quorum describe --log-dir /var/lib/kafka/meta --format json"
-    ),
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(quorum_app, name="quorum")
-
-
-@quorum_app.command("describe", help=OFFLINE_HELP, no_args_is_help=True)
-@handle_errors
-def describe(
-    log_dir: Path = typer.Option(..., "--log-dir", help=LOG_DIR_HELP),
-    fmt: str = typer.Option("text", "--format", help="text, json (one object), ndjson or csv (the voters)."),
-) -> int:
-    return describe_log_dir(log_dir, fmt)

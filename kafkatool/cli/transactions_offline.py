@@ -1,8 +1,7 @@
 """`kafkatool transactions find-hanging --log-dir DIR`: open and hanging transactions from a partition's files.
 
-`find_hanging_log_dir` is the whole offline command; the live `transactions find-hanging` (over the
-Admin API) calls it when `--log-dir` is given.  Until that command exists this module registers the
-`transactions` group with `find-hanging --log-dir` itself.
+`find_hanging_log_dir` is the whole offline command; `transactions find-hanging` (kafkatool.cli.transactions)
+calls it when `--log-dir` is given.
 """
 
 from __future__ import annotations
@@ -11,9 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import typer
-
-from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_FINDINGS, EXIT_USAGE, CliError
 from kafkatool.cli.render import check_format, render_rows
 
@@ -142,37 +138,3 @@ def find_hanging_log_dir(
     for where in damaged:
         sys.stderr.write(f"kafkatool: {where}; read up to there\n")
     return EXIT_FINDINGS if damaged or any(r["hanging"] for r in out) else 0
-
-
-transactions_app = typer.Typer(
-    name="transactions",
-    help=(
-        "Transactions: kafka-transactions.sh's commands, and offline from a partition's files.\n\n"
-        "\b\nExamples:\n"
-        "  kafkatool transactions find-hanging --log-dir /var/lib/kafka/data/orders-3\n"
-        "  kafkatool transactions find-hanging --log-dir /var/lib/kafka/data --topic orders --format json"
-    ),
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(transactions_app, name="transactions")
-
-
-@transactions_app.command("find-hanging", help=OFFLINE_HELP, no_args_is_help=True)
-@handle_errors
-def find_hanging(
-    log_dir: Path = typer.Option(..., "--log-dir", help=LOG_DIR_HELP),
-    topic: str = typer.Option(None, "--topic", help="Only this topic's partitions (with a log dir)."),
-    partition: int = typer.Option(None, "--partition", help="Only this partition number."),
-    at: str = typer.Option(None, "--at", help="Read up to this offset (included) or ISO-8601 time."),
-    now: str = typer.Option(
-        None, "--now", help="The time ages are measured against (ISO-8601; default: now)."
-    ),
-    max_transaction_timeout: int = typer.Option(
-        15,
-        "--max-transaction-timeout",
-        help="Minutes without a write after which an open transaction is hanging (transaction.max.timeout.ms; Kafka's default 15).",
-    ),
-    fmt: str = typer.Option("text", "--format", help="text, json, ndjson, csv or table."),
-) -> int:
-    return find_hanging_log_dir(log_dir, topic, partition, at, now, max_transaction_timeout, fmt)

@@ -106,6 +106,9 @@ class FakePartition:
     # replica's own log end when it lags the leader's, and the offset from which its records differ.
     replica_end: dict[int, int] = field(default_factory=dict)
     diverged_from: dict[int, int] = field(default_factory=dict)
+    # The last stable offset (an open transaction's first offset) a read_committed ListOffsets answers;
+    # None: no open transaction (the high watermark, log_end here).
+    stable_end: int | None = None
     _cache: dict[tuple[int, int, int], bytes] = field(default_factory=dict, repr=False)
 
     def end_of(self, replica: int) -> int:
@@ -542,8 +545,9 @@ class FakeKafkaCluster:
                                    timestamp=-1, offset=-1, leader_epoch=-1, old_style_offsets=[]))
                     continue
                 ts = rp.timestamp
-                if ts == -1:
-                    off, rts = fp.log_end, -1
+                if ts == -1:  # isolation level 1 (read_committed, v2+): the last stable offset
+                    committed = getattr(req, "isolation_level", 0) == 1 and fp.stable_end is not None
+                    off, rts = (fp.stable_end if committed else fp.log_end), -1
                 elif ts == -2:
                     off, rts = fp.log_start, -1
                 elif ts == -3:

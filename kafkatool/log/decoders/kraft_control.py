@@ -1,6 +1,6 @@
 """KRaft control records as data: what a metadata log's and snapshot's control batches hold.
 
-`kafkatool.log.decoders.metadata` prints them as dump-log does; `decode_control_record` gives their
+`kafkatool.log.decoders.control_records` prints them as dump-log does; `decode_control_record` gives their
 fields to the readers of a metadata log dir (the quorum's voters, leader changes, the snapshot header's
 last contained log time), read as Kafka's `ControlRecordUtils` reads them.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.log.decoders._schema import MAX, Message, field, message, read_struct
+from kafkatool.log.decoders._schema import Message, read_struct
 from kafkatool.log.decoders._wire import DecodeError, Reader
-from kafkatool.log.decoders.metadata import (
+from kafkatool.log.decoders.control_records import (
     _CONTROL_JSON,
     _INVALID_RECORD,
     _NPE,
@@ -21,21 +21,8 @@ from kafkatool.log.decoders.metadata import (
 
 __all__ = ["decode_control_record"]
 
-_VOTER_REF = (field("voterId", "int32"), field("voterDirectoryId", "uuid", (1, MAX)))
-_LEADER_CHANGE = message(
-    -1,
-    "LeaderChangeMessage",
-    [
-        field("version", "int16"),
-        field("leaderId", "int32"),
-        field("voters", "[]struct", fields=_VOTER_REF),
-        field("grantingVoters", "[]struct", fields=_VOTER_REF),
-    ],
-    valid=(0, 1),
-)
-
 # The control records KRaft reads as data (leader changes, snapshot frame, kraft.version, voters).
-_CONTROL_DATA: dict[int, Message] = {2: _LEADER_CHANGE, **{k: spec for k, (_, spec) in _CONTROL_JSON.items()}}
+_CONTROL_DATA: dict[int, Message] = {k: spec for k, (_, spec, _since) in _CONTROL_JSON.items()}
 
 
 def decode_control_record(key: bytes | None, value: bytes | None) -> tuple[str, dict[str, Any]]:
