@@ -25,7 +25,8 @@ _PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 findings (corruption, mismatches, reassignment in progress, lag over "
     "--max-lag); 2 usage or input error (bad option, missing file, malformed JSON); 3 failure "
-    "(cluster unreachable, I/O error)."
+    "(cluster unreachable, I/O error); 4 a group in ERR (offsets watch); 130 interrupted (Ctrl-C); 143 "
+    "terminated (kill, after the same clean-up as Ctrl-C)."
 )
 
 app = typer.Typer(
