@@ -3,6 +3,7 @@
  *   v2_record_lines(...)  LogDumper._v2_record_lines: the `| offset: ...` record lines of
  *                         --deep-iteration / --print-data-log, the same bytes.
  *   v2_raw_record_lines   the same lines read straight from the record bytes (no Record objects).
+ *   deep_lines(...)       batch and record lines over a run of plain uncompressed v2 batches.
  *   shallow_lines(...)    the batch lines without --deep-iteration (ops/dumplog.batch_line over a
  *                         BatchScan, CRC-checked as Batch.is_valid): a run of entries; it stops before a
  *                         damaged frame or an unknown codec and leaves it to the Python walk.
@@ -267,6 +268,49 @@ static int sb_str(sbuf *b, const char *s)
     return sb_put(b, s, strlen(s));
 }
 
+/* a v2 header the batch line can print: a known codec, a last offset within 64 bits */
+static int v2_plain_header(const unsigned char *p, int64_t offset)
+{
+    int codec = ((p[21] << 8) | p[22]) & 7;
+    i128 last = (i128)offset + be32(p + 23);
+    return codec < 5 && last <= INT64_MAX && last >= INT64_MIN;
+}
+
+/* dump-log's line for the v2 batch at p (offset `offset`, `total` bytes, at file position pos), CRC-checked */
+static int v2_batch_line(sbuf *o, const unsigned char *p, int64_t offset, Py_ssize_t total, Py_ssize_t pos, unsigned magic)
+{
+    int32_t ple = be32(p + 12);
+    uint32_t crc = (uint32_t)be32(p + 17);
+    int attrs = (int16_t)((p[21] << 8) | p[22]);
+    int32_t last_delta = be32(p + 23);
+    int64_t base_ts = be64(p + 27), max_ts = be64(p + 35), pid = be64(p + 43);
+    int epoch = (int16_t)((p[51] << 8) | p[52]);
+    int32_t base_seq = be32(p + 53), count = be32(p + 57);
+    int codec = attrs & 7;
+    i128 last = (i128)offset + last_delta;
+    int64_t last_seq = -1;
+    if (base_seq != -1) /* record.increment_sequence */
+        last_seq = (int64_t)base_seq > (int64_t)INT32_MAX - last_delta
+                       ? (int64_t)last_delta - ((int64_t)INT32_MAX - base_seq) - 1
+                       : (int64_t)base_seq + last_delta;
+    int valid = crc == crc32c(p + 21, (size_t)(total - 21));
+    return sb_lit(o, "baseOffset: ") || sb_ll(o, offset) || sb_lit(o, " lastOffset: ") ||
+           sb_ll(o, (long long)last) || sb_lit(o, " count: ") || sb_ll(o, count) ||
+           sb_lit(o, " baseSequence: ") || sb_ll(o, base_seq) || sb_lit(o, " lastSequence: ") ||
+           sb_ll(o, last_seq) || sb_lit(o, " producerId: ") || sb_ll(o, pid) ||
+           sb_lit(o, " producerEpoch: ") || sb_ll(o, epoch) || sb_lit(o, " partitionLeaderEpoch: ") ||
+           sb_ll(o, ple) || sb_lit(o, " isTransactional: ") || sb_str(o, attrs & 0x10 ? "true" : "false") ||
+           sb_lit(o, " isControl: ") || sb_str(o, attrs & 0x20 ? "true" : "false") ||
+           sb_lit(o, " deleteHorizonMs: ") ||
+           (attrs & 0x40 ? sb_lit(o, "OptionalLong[") || sb_ll(o, base_ts) || sb_lit(o, "]")
+                         : sb_lit(o, "OptionalLong.empty")) ||
+           sb_lit(o, " position: ") || sb_ll(o, pos) ||
+           sb_str(o, attrs & 0x08 ? " LogAppendTime: " : " CreateTime: ") || sb_ll(o, max_ts) ||
+           sb_lit(o, " size: ") || sb_ll(o, total) || sb_lit(o, " magic: ") || sb_ll(o, magic) ||
+           sb_lit(o, " compresscodec: ") || sb_str(o, CODEC_LABELS[codec]) || sb_lit(o, " crc: ") ||
+           sb_ll(o, crc) || sb_str(o, valid ? " isvalid: true\n" : " isvalid: false\n");
+}
+
 static PyObject *py_shallow_lines(PyObject *self, PyObject *args)
 {
     Py_buffer b;
@@ -300,38 +344,9 @@ static PyObject *py_shallow_lines(PyObject *self, PyObject *args)
         if (magic >= 2) {
             if (total < 61)
                 break;
-            int32_t ple = be32(p + 12);
-            uint32_t crc = (uint32_t)be32(p + 17);
-            int attrs = (int16_t)((p[21] << 8) | p[22]);
-            int32_t last_delta = be32(p + 23);
-            int64_t base_ts = be64(p + 27), max_ts = be64(p + 35), pid = be64(p + 43);
-            int epoch = (int16_t)((p[51] << 8) | p[52]);
-            int32_t base_seq = be32(p + 53), count = be32(p + 57);
-            int codec = attrs & 7;
-            i128 last = (i128)offset + last_delta;
-            if (codec >= 5 || last > INT64_MAX || last < INT64_MIN)
+            if (!v2_plain_header(p, offset))
                 break;
-            int64_t last_seq = -1;
-            if (base_seq != -1) /* record.increment_sequence */
-                last_seq = (int64_t)base_seq > (int64_t)INT32_MAX - last_delta
-                               ? (int64_t)last_delta - ((int64_t)INT32_MAX - base_seq) - 1
-                               : (int64_t)base_seq + last_delta;
-            int valid = crc == crc32c(p + 21, (size_t)(total - 21));
-            r = sb_lit(&o, "baseOffset: ") || sb_ll(&o, offset) || sb_lit(&o, " lastOffset: ") ||
-                sb_ll(&o, (long long)last) || sb_lit(&o, " count: ") || sb_ll(&o, count) ||
-                sb_lit(&o, " baseSequence: ") || sb_ll(&o, base_seq) || sb_lit(&o, " lastSequence: ") ||
-                sb_ll(&o, last_seq) || sb_lit(&o, " producerId: ") || sb_ll(&o, pid) ||
-                sb_lit(&o, " producerEpoch: ") || sb_ll(&o, epoch) || sb_lit(&o, " partitionLeaderEpoch: ") ||
-                sb_ll(&o, ple) || sb_lit(&o, " isTransactional: ") || sb_str(&o, attrs & 0x10 ? "true" : "false") ||
-                sb_lit(&o, " isControl: ") || sb_str(&o, attrs & 0x20 ? "true" : "false") ||
-                sb_lit(&o, " deleteHorizonMs: ") ||
-                (attrs & 0x40 ? sb_lit(&o, "OptionalLong[") || sb_ll(&o, base_ts) || sb_lit(&o, "]")
-                              : sb_lit(&o, "OptionalLong.empty")) ||
-                sb_lit(&o, " position: ") || sb_ll(&o, pos) ||
-                sb_str(&o, attrs & 0x08 ? " LogAppendTime: " : " CreateTime: ") || sb_ll(&o, max_ts) ||
-                sb_lit(&o, " size: ") || sb_ll(&o, total) || sb_lit(&o, " magic: ") || sb_ll(&o, magic) ||
-                sb_lit(&o, " compresscodec: ") || sb_str(&o, CODEC_LABELS[codec]) || sb_lit(&o, " crc: ") ||
-                sb_ll(&o, crc) || sb_str(&o, valid ? " isvalid: true\n" : " isvalid: false\n");
+            r = v2_batch_line(&o, p, offset, total, pos, magic);
         } else {
             uint32_t crc = (uint32_t)be32(p + 12);
             int attrs = p[17];
@@ -400,6 +415,93 @@ static inline int raw_varint(const unsigned char *d, Py_ssize_t n, Py_ssize_t *p
 
 static int in_i64(i128 v) { return v >= (i128)INT64_MIN && v <= (i128)INT64_MAX; }
 
+/* The record lines of `count` records in d[0:n] appended to b: 1 done (first/last offsets set), 0 not
+ * plain (b may hold part of the lines: the caller drops them), -1 a Python error. */
+static int raw_lines(sbuf *b, const unsigned char *d, Py_ssize_t n, long long count, long long base_offset,
+                     long long base_ts, int log_append, long long lat_ts, long long base_seq, const char *ts_name,
+                     Py_ssize_t ts_len, int printing, int64_t *first, int64_t *last)
+{
+    char hk[256]; /* a record's header keys joined by ',' (ASCII, short: anything else goes the slow way) */
+    Py_ssize_t pos = 0;
+    int64_t first_delta = 0;
+    if (count <= 0)
+        return 0;
+    for (long long i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, klen, vlen, hcount;
+        if (raw_varint(d, n, &pos, &length) < 0 || length < 0 || length > n - pos)
+            return 0;
+        const Py_ssize_t end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused in v2 records */
+        if (pos > end || raw_varint(d, end, &pos, &ts_delta) < 0 || raw_varint(d, end, &pos, &off_delta) < 0 ||
+            raw_varint(d, end, &pos, &klen) < 0)
+            return 0;
+        if (i == 0)
+            first_delta = off_delta;
+        else if (off_delta != first_delta + i)
+            return 0; /* the continuity report needs each offset: the slow path */
+        const unsigned char *key = d + pos;
+        if (klen < -1 || (klen > 0 && klen > end - pos))
+            return 0;
+        if (klen > 0)
+            pos += (Py_ssize_t)klen;
+        if (raw_varint(d, end, &pos, &vlen) < 0 || vlen < -1 || (vlen > 0 && vlen > end - pos))
+            return 0;
+        const unsigned char *value = d + pos;
+        if (vlen > 0)
+            pos += (Py_ssize_t)vlen;
+        if (raw_varint(d, end, &pos, &hcount) < 0 || hcount < 0)
+            return 0;
+        size_t hn = 0;
+        for (int64_t h = 0; h < hcount; h++) {
+            int64_t hklen, hvlen;
+            if (raw_varint(d, end, &pos, &hklen) < 0 || hklen < 0 || hklen > end - pos ||
+                hn + (size_t)hklen + 1 > sizeof hk || !is_ascii((const char *)d + pos, (Py_ssize_t)hklen))
+                return 0;
+            if (h)
+                hk[hn++] = ',';
+            memcpy(hk + hn, d + pos, (size_t)hklen);
+            hn += (size_t)hklen;
+            pos += (Py_ssize_t)hklen;
+            if (raw_varint(d, end, &pos, &hvlen) < 0 || hvlen < -1 || (hvlen > 0 && hvlen > end - pos))
+                return 0;
+            if (hvlen > 0)
+                pos += (Py_ssize_t)hvlen;
+        }
+        if (pos != end)
+            return 0;
+        const i128 offset = (i128)base_offset + off_delta;
+        const i128 ts = log_append ? (i128)lat_ts : (i128)base_ts + ts_delta;
+        i128 seq = -1;
+        if (base_seq != -1)
+            seq = (i128)base_seq <= (i128)INT32_MAX - off_delta ? (i128)base_seq + off_delta
+                                                               : (i128)off_delta - ((i128)INT32_MAX - base_seq) - 1;
+        if (!in_i64(offset) || !in_i64(ts) || !in_i64(seq))
+            return 0;
+        if (printing && ((klen > 0 && !is_ascii((const char *)key, (Py_ssize_t)klen)) ||
+                         (vlen > 0 && !is_ascii((const char *)value, (Py_ssize_t)vlen))))
+            return 0;
+        if (sb_lit(b, "| offset: ") < 0 || sb_ll(b, (long long)offset) < 0 || sb_lit(b, " ") < 0 ||
+            sb_put(b, ts_name, (size_t)ts_len) < 0 || sb_lit(b, ": ") < 0 || sb_ll(b, (long long)ts) < 0 ||
+            sb_lit(b, " keySize: ") < 0 || sb_ll(b, (long long)klen) < 0 || sb_lit(b, " valueSize: ") < 0 ||
+            sb_ll(b, (long long)vlen) < 0 || sb_lit(b, " sequence: ") < 0 || sb_ll(b, (long long)seq) < 0 ||
+            sb_lit(b, " headerKeys: [") < 0 || sb_put(b, hk, hn) < 0 || sb_lit(b, "]") < 0)
+            return -1;
+        if (printing) {
+            if (klen >= 0 && (sb_lit(b, " key: ") < 0 || sb_put(b, (const char *)key, (size_t)klen) < 0))
+                return -1;
+            if (vlen >= 0 && (sb_lit(b, " payload: ") < 0 || sb_put(b, (const char *)value, (size_t)vlen) < 0))
+                return -1;
+        }
+        if (sb_lit(b, "\n") < 0)
+            return -1;
+    }
+    if (!in_i64((i128)base_offset + first_delta + count - 1))
+        return 0;
+    *first = base_offset + first_delta;
+    *last = base_offset + first_delta + count - 1;
+    return 1;
+}
+
 /* v2_raw_record_lines(data, count, base_offset, base_ts, log_append_ts or None, base_sequence, ts_name,
  *                     printing) -> (lines, first offset, last offset) or None */
 static PyObject *py_v2_raw_record_lines(PyObject *self, PyObject *args)
@@ -413,8 +515,6 @@ static PyObject *py_v2_raw_record_lines(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*LLLOLy#p", &buf, &count, &base_offset, &base_ts, &lat, &base_seq, &ts_name,
                           &ts_len, &printing))
         return NULL;
-    const unsigned char *d = buf.buf;
-    const Py_ssize_t n = buf.len;
     long long lat_ts = 0;
     const int log_append = lat != Py_None;
     if (log_append) {
@@ -428,104 +528,120 @@ static PyObject *py_v2_raw_record_lines(PyObject *self, PyObject *args)
     }
     static size_t per_record = 128; /* as v2_record_lines: sized from the last batch */
     sbuf b;
-    if (count <= 0 || sb_init(&b, (size_t)count * per_record + 256) < 0) {
+    if (count <= 0 || count > buf.len) { /* a record takes bytes: a larger count is damage, for the slow path */
         PyBuffer_Release(&buf);
-        if (PyErr_Occurred())
+        Py_RETURN_NONE;
+    }
+    if (sb_init(&b, (size_t)count * per_record + 256) < 0) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    int64_t first, last;
+    int r = raw_lines(&b, buf.buf, buf.len, count, base_offset, base_ts, log_append, lat_ts, base_seq, ts_name,
+                      ts_len, printing, &first, &last);
+    PyBuffer_Release(&buf);
+    if (r <= 0) {
+        Py_XDECREF(b.o);
+        if (r < 0)
             return NULL;
         Py_RETURN_NONE;
     }
-    char hk[256]; /* a record's header keys joined by ',' (ASCII, short: anything else goes the slow way) */
-    Py_ssize_t pos = 0;
-    int64_t first_delta = 0;
-    for (long long i = 0; i < count; i++) {
-        int64_t length, ts_delta, off_delta, klen, vlen, hcount;
-        if (raw_varint(d, n, &pos, &length) < 0 || length < 0 || length > n - pos)
-            goto slow;
-        const Py_ssize_t end = pos + (Py_ssize_t)length;
-        pos += 1; /* attributes: unused in v2 records */
-        if (pos > end || raw_varint(d, end, &pos, &ts_delta) < 0 || raw_varint(d, end, &pos, &off_delta) < 0 ||
-            raw_varint(d, end, &pos, &klen) < 0)
-            goto slow;
-        if (i == 0)
-            first_delta = off_delta;
-        else if (off_delta != first_delta + i)
-            goto slow; /* the continuity report needs each offset: the slow path */
-        const unsigned char *key = d + pos;
-        if (klen < -1 || (klen > 0 && klen > end - pos))
-            goto slow;
-        if (klen > 0)
-            pos += (Py_ssize_t)klen;
-        if (raw_varint(d, end, &pos, &vlen) < 0 || vlen < -1 || (vlen > 0 && vlen > end - pos))
-            goto slow;
-        const unsigned char *value = d + pos;
-        if (vlen > 0)
-            pos += (Py_ssize_t)vlen;
-        if (raw_varint(d, end, &pos, &hcount) < 0 || hcount < 0)
-            goto slow;
-        size_t hn = 0;
-        for (int64_t h = 0; h < hcount; h++) {
-            int64_t hklen, hvlen;
-            if (raw_varint(d, end, &pos, &hklen) < 0 || hklen < 0 || hklen > end - pos ||
-                hn + (size_t)hklen + 1 > sizeof hk || !is_ascii((const char *)d + pos, (Py_ssize_t)hklen))
-                goto slow;
-            if (h)
-                hk[hn++] = ',';
-            memcpy(hk + hn, d + pos, (size_t)hklen);
-            hn += (size_t)hklen;
-            pos += (Py_ssize_t)hklen;
-            if (raw_varint(d, end, &pos, &hvlen) < 0 || hvlen < -1 || (hvlen > 0 && hvlen > end - pos))
-                goto slow;
-            if (hvlen > 0)
-                pos += (Py_ssize_t)hvlen;
-        }
-        if (pos != end)
-            goto slow;
-        const i128 offset = (i128)base_offset + off_delta;
-        const i128 ts = log_append ? (i128)lat_ts : (i128)base_ts + ts_delta;
-        i128 seq = -1;
-        if (base_seq != -1)
-            seq = (i128)base_seq <= (i128)INT32_MAX - off_delta ? (i128)base_seq + off_delta
-                                                               : (i128)off_delta - ((i128)INT32_MAX - base_seq) - 1;
-        if (!in_i64(offset) || !in_i64(ts) || !in_i64(seq))
-            goto slow;
-        if (printing && ((klen > 0 && !is_ascii((const char *)key, (Py_ssize_t)klen)) ||
-                         (vlen > 0 && !is_ascii((const char *)value, (Py_ssize_t)vlen))))
-            goto slow;
-        if (sb_lit(&b, "| offset: ") < 0 || sb_ll(&b, (long long)offset) < 0 || sb_lit(&b, " ") < 0 ||
-            sb_put(&b, ts_name, (size_t)ts_len) < 0 || sb_lit(&b, ": ") < 0 || sb_ll(&b, (long long)ts) < 0 ||
-            sb_lit(&b, " keySize: ") < 0 || sb_ll(&b, (long long)klen) < 0 || sb_lit(&b, " valueSize: ") < 0 ||
-            sb_ll(&b, (long long)vlen) < 0 || sb_lit(&b, " sequence: ") < 0 || sb_ll(&b, (long long)seq) < 0 ||
-            sb_lit(&b, " headerKeys: [") < 0 || sb_put(&b, hk, hn) < 0 || sb_lit(&b, "]") < 0)
-            goto fail;
-        if (printing) {
-            if (klen >= 0 && (sb_lit(&b, " key: ") < 0 || sb_put(&b, (const char *)key, (size_t)klen) < 0))
-                goto fail;
-            if (vlen >= 0 && (sb_lit(&b, " payload: ") < 0 || sb_put(&b, (const char *)value, (size_t)vlen) < 0))
-                goto fail;
-        }
-        if (sb_lit(&b, "\n") < 0)
-            goto fail;
-    }
     per_record = b.n / (size_t)count + b.n / (size_t)count / 8 + 1;
-    PyBuffer_Release(&buf);
     PyObject *lines = sb_finish(&b);
     if (lines == NULL)
         return NULL;
-    return Py_BuildValue("NLL", lines, (long long)((i128)base_offset + first_delta),
-                         (long long)((i128)base_offset + first_delta + count - 1));
-slow:
-    Py_XDECREF(b.o);
-    PyBuffer_Release(&buf);
-    Py_RETURN_NONE;
+    return Py_BuildValue("NLL", lines, (long long)first, (long long)last);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * deep_lines: --deep-iteration / --print-data-log over a run of plain uncompressed v2 batches
+ *
+ * The batch line and the record lines of each batch, as LogDumper._dump_batches_text writes them,
+ * for as long as batches are plain: uncompressed v2 data batches (not control) whose records
+ * v2_raw_record_lines prints and whose first offset follows the last one printed (`last_offset`, -1
+ * for none; with `strict` a first batch after -1 must start at 0, as 4.3's continuity check wants).
+ * It stops before any other entry and leaves it to the Python loop (compressed, control, legacy,
+ * damaged, a gap in the offsets), which then calls it again after that entry.  Per-batch Python was
+ * most of deep mode's time on logs of small uncompressed batches.
+ *
+ * deep_lines(buf, start, end, max_out, max_in, printing, last_offset, strict)
+ *   -> (lines, pos, batches, records, first offset or -1, last offset)
+ * ------------------------------------------------------------------------------------------- */
+
+static PyObject *py_deep_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t start, end, max_out, max_in;
+    int printing, strict;
+    long long last_offset;
+    if (!PyArg_ParseTuple(args, "y*nnnnpLp", &b, &start, &end, &max_out, &max_in, &printing, &last_offset,
+                          &strict))
+        return NULL;
+    if (start < 0 || end > b.len || max_out < 0) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "deep_lines: start/end outside the buffer");
+        return NULL;
+    }
+    const unsigned char *d = b.buf;
+    sbuf o;
+    Py_ssize_t pos = start, batches = 0;
+    long long records = 0, first_offset = -1;
+    Py_ssize_t stop_in = max_in > PY_SSIZE_T_MAX - start ? PY_SSIZE_T_MAX : start + max_in;
+    if (sb_init(&o, (size_t)max_out + 65536) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    while ((Py_ssize_t)o.n < max_out && pos < stop_in) {
+        if (pos + 17 >= end)
+            break;
+        int64_t offset = be64(d + pos);
+        int32_t size = be32(d + pos + 8);
+        if (size < 14 || pos > end - 12 - (Py_ssize_t)size)
+            break;
+        Py_ssize_t total = (Py_ssize_t)size + 12;
+        const unsigned char *p = d + pos;
+        if (p[16] != 2 || total < 61 || !v2_plain_header(p, offset))
+            break;
+        int attrs = (int16_t)((p[21] << 8) | p[22]);
+        if ((attrs & 7) != 0 || (attrs & 0x20)) /* compressed or control: the Python loop */
+            break;
+        long long count = be32(p + 57);
+        const int log_append = (attrs & 0x08) != 0;
+        const size_t mark = o.n;
+        if (v2_batch_line(&o, p, offset, total, pos, 2) != 0)
+            goto fail;
+        int64_t first, last;
+        int r = raw_lines(&o, p + 61, total - 61, count, offset, be64(p + 27), log_append, be64(p + 35),
+                          be32(p + 53), log_append ? "LogAppendTime" : "CreateTime", log_append ? 13 : 10,
+                          printing, &first, &last);
+        if (r < 0)
+            goto fail;
+        if (r == 0 || (last_offset == -1 ? strict && first != 0 : first != last_offset + 1)) {
+            o.n = mark; /* not plain, or a gap: the Python loop prints and reports it */
+            break;
+        }
+        if (first_offset == -1)
+            first_offset = first;
+        last_offset = last;
+        records += count;
+        pos += total;
+        batches++;
+    }
+    PyBuffer_Release(&b);
+    PyObject *lines = sb_finish(&o);
+    if (lines == NULL)
+        return NULL;
+    return Py_BuildValue("NnnLLL", lines, pos, batches, records, first_offset, last_offset);
 fail:
-    Py_XDECREF(b.o);
-    PyBuffer_Release(&buf);
+    Py_XDECREF(o.o);
+    PyBuffer_Release(&b);
     return NULL;
 }
 
 PyMethodDef dumplog_lines_methods[] = {
     {"v2_record_lines", py_v2_record_lines, METH_VARARGS, "dump-log's record lines of v2 data records."},
     {"shallow_lines", py_shallow_lines, METH_VARARGS, "dump-log's batch lines of a run of entries, CRC-checked."},
+    {"deep_lines", py_deep_lines, METH_VARARGS, "dump-log's deep lines over a run of plain uncompressed v2 batches."},
     {"v2_raw_record_lines", py_v2_raw_record_lines, METH_VARARGS,
      "The record lines straight from a batch's record bytes, or None where the reference path must decode."},
     {NULL, NULL, 0, NULL},

@@ -421,6 +421,7 @@ class BatchScan:
         self.valid_bytes = start
         self.error: CorruptRecordError | None = None
         self.release = release  # e.g. MappedFile.release: keeps resident memory flat on big files
+        self.jump_to: int | None = None  # set while iterating: the walk goes on from there (see __iter__)
 
     def __iter__(self) -> Iterator[Batch]:
         pos = self.start
@@ -442,6 +443,9 @@ class BatchScan:
             pos += b.size
             self.valid_bytes = pos
             yield b
+            if self.jump_to is not None:  # the caller walked on past pos by itself (dump-log's compiled run)
+                pos = self.valid_bytes = self.jump_to
+                self.jump_to = None
 
     @property
     def trailing_bytes(self) -> int:

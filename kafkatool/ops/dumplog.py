@@ -637,9 +637,41 @@ class LogDumper:
             and (not opts.print_data_log or self._plain_strings)
             else None
         )
+        deep_run = raw_lines is not None and speedups is not None and hasattr(speedups, "deep_lines")
+
+        def run_from(pos: int) -> int:
+            """The compiled core's deep lines from pos over plain batches; where it stopped."""
+            nonlocal nbatches, nrecords, first_offset, last_offset
+            assert speedups is not None
+            while True:
+                lines, pos_, n, recs, first, last = speedups.deep_lines(
+                    scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES, opts.print_data_log,
+                    last_offset, from_minus_one,
+                )
+                if n == 0:
+                    return pos
+                w(b"".join(pending) + lines if pending else lines)
+                pending.clear()
+                nbatches += n
+                nrecords += recs
+                if first_offset == -1:
+                    first_offset = first
+                last_offset = last
+                pos = scan.valid_bytes = pos_
+                if scan.release is not None:
+                    scan.release(pos)
+
+        def resume(pos: int) -> None:
+            """After a batch the Python loop printed: the compiled run from its end, the walk on from there."""
+            to = run_from(pos)
+            if to != pos:
+                scan.jump_to = to
+
         try:
             if not deep and speedups is not None:
                 nbatches += self._shallow_run(scan)
+            if deep_run:
+                scan.start = scan.valid_bytes = run_from(scan.start)
             for batch in scan:
                 nbatches += 1
                 try:
@@ -664,6 +696,8 @@ class LogDumper:
                             for chunk in pending:
                                 w(chunk)
                             pending.clear()
+                        if deep_run:
+                            resume(batch.end)
                         continue
                 if deep:
                     try:
@@ -699,6 +733,8 @@ class LogDumper:
                     else:
                         w(b"".join(pending))
                     pending.clear()
+                if deep_run:
+                    resume(batch.end)
         finally:
             if pending:
                 w(b"".join(pending))
