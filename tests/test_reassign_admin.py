@@ -362,9 +362,10 @@ def test_log_dir_moves_retry_until_started_or_timeout() -> None:
 BROKER_FIXTURES = FIXTURES / "brokers"
 
 
-@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0")])
+@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0"),
+                                           ("kafka-4.3", "4.3")])
 def test_broker_release_from_real_brokers_api_versions(name: str, release: str) -> None:
-    """The text release follows the brokers: real 2.1.1, 3.3.1 and 4.0.0 ApiVersions answers."""
+    """The text release follows the brokers: real 2.1.1, 3.3.1, 4.0.0 and 4.3 ApiVersions answers."""
     from kafkatool.cluster.versions import broker_release
 
     path = BROKER_FIXTURES / f"{name}.api_versions.json"
