@@ -212,6 +212,12 @@ def scala211_int_map_order(keys: Sequence[int]) -> list[int]:
 # kafka-consumer-groups --describe (Kafka 3.3)
 
 
+#: The release whose kafka-consumer-groups sorts each member's describe rows by topic and partition.
+SORTED_DESCRIBE_SINCE = "4.2"
+#: The release whose reset plan's columns are sized to their contents (OffsetsUtils).
+SIZED_RESET_SINCE = "4.2"
+
+
 def describe_rows(
     group: str,
     state: str,
@@ -231,17 +237,24 @@ def describe_rows(
     Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
     `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
     (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
+    Kafka 4.2+ (`describePartitions` since KAFKA-19435, which splits partitions with and without a
+    leader and concatenates them): each member's rows, and the unassigned ones, sorted by topic
+    (`String.compareTo`; topic names are ASCII) then partition: 0, 1, 2, 3.
     `commits` (offline: the replayed commits, with their `metadata`) fills the rows' `metadata`.
     """
     java = release is not None and release.at_least("4.0")
+    by_topic_partition = release is not None and release.at_least(SORTED_DESCRIBE_SINCE)
     rows: list[PartitionLag] = []
     with_assignment = [m for m in members if m.assignment]
     with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >) / reversed comparator: stable
     assigned: set[TP] = set()
 
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
-        by_partition = sorted(tps, key=lambda tp: tp[1])
-        ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
+        if by_topic_partition:
+            ordered = sorted(tps)
+        else:
+            by_partition = sorted(tps, key=lambda tp: tp[1])
+            ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
         commit = commits.get if commits is not None else None
         for tp in ordered:
             off = committed.get(tp)
@@ -1017,10 +1030,18 @@ def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, s
 
 
 def format_reset(plans: list[ResetPlan], release: Any = None) -> str:
-    """`printOffsetsToReset`: Kafka 3.3's text (rows sorted), or 4.0's (rows in hash-map order)."""
+    """`printOffsetsToReset`: Kafka 3.3's text (rows sorted), 4.0's (rows in hash-map order, fixed widths)
+    or 4.2's (the same order, sized columns)."""
     rows = reset_rows(plans, release)
     if not rows:
         return ""
+    if release is not None and release.at_least(SIZED_RESET_SINCE):
+        # 4.2's OffsetsUtils.printOffsetsToReset: group and topic columns as wide as the widest (at least
+        # 15), the offset unpadded.
+        g = max([15] + [len(p.group) for p in plans])
+        t = max([15] + [len(topic) for p in plans for topic, _ in p.offsets])
+        fmt = "{:<" + str(g) + "} {:<" + str(t) + "} {:<10} {}\n"
+        return "\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") + "".join(fmt.format(*r) for r in rows)
     fmt = "{:<30} {:<30} {:<10} {:<15}\n"
     return "\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") + "".join(fmt.format(*r) for r in rows)
 
