@@ -26,8 +26,10 @@ _kafkatool() {
             "index:verify") path="index verify" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
+            "offsets:groups") path="offsets groups" ;;
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
+            "offsets:share") path="offsets share" ;;
             "offsets:watch") path="offsets watch" ;;
         esac
     done
@@ -177,7 +179,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export owners reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export groups owners reset share watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
@@ -208,6 +210,18 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --format --output -o --timeout --quiet -q -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "offsets groups")
+            case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --group-type|--type) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --protocol) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --bootstrap-server --command-config --group-type --type --protocol --consumer --share --streams --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "offsets owners")
             case "$prev" in
                 --group) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -234,6 +248,19 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --command-config --topic -t --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --execute --dry-run --export --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets share")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --reset-offsets --delete-offsets --delete --group -g --all-groups --topic -t --members --state --offsets --verbose --to-earliest --to-latest --to-datetime --execute --dry-run --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets watch")

@@ -21,6 +21,7 @@ from kafka.protocol.metadata import MetadataRequest
 
 import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_groups  # noqa: F401
 import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool
 from tests.support.fake_admin import FakeKafka
@@ -32,8 +33,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 CLIENT_MAX = {cls.API_KEY: cls.max_version for cls in (  # type: ignore[attr-defined]
     MetadataRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest, AlterPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequest, ElectLeadersRequest)}
-TOO_OLD = re.compile(r"^kafkatool: (reassign|elect): [a-z ]+ needs (\w+) \(Kafka >= ([\d.]+)\); "
-                     r"the brokers at (\S+) are Kafka 2\.1 \(or another release before \3\)\n$")
+TOO_OLD = re.compile(r"^kafkatool: (reassign|elect|offsets share): [a-z ]+ needs? (\w+) \(Kafka >= ([\d.]+)\); "
+                     r"the brokers at (\S+) are Kafka [\d.]+ \(or another release before \3\)\n$")
 
 
 def _reassign_cases(k: FakeKafka, tmp: Path) -> dict[str, Callable[[], Result]]:
@@ -69,6 +70,8 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
         "offsets export": lambda: run("offsets", "export", "--group", "app"),
         "offsets end": lambda: run("offsets", "end", "--topic", "orders"),
         "replicas (live)": lambda: run("replicas", "--time", "-2"),
+        "offsets groups": lambda: run("offsets", "groups"),
+        "offsets share --list": lambda: run("offsets", "share", "--list"),
     }
 
 
