@@ -33,7 +33,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 CLIENT_MAX = {cls.API_KEY: cls.max_version for cls in (  # type: ignore[attr-defined]
     MetadataRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest, AlterPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequest, ElectLeadersRequest)}
-TOO_OLD = re.compile(r"^kafkatool: (reassign|elect|offsets share): [a-z ]+ needs? (\w+) \(Kafka >= ([\d.]+)\); "
+TOO_OLD = re.compile(r"^kafkatool: (reassign|elect|offsets share|offsets streams): [a-z ]+ needs? (\w+) \(Kafka >= ([\d.]+)\); "
                      r"the brokers at (\S+) are Kafka [\d.]+ \(or another release before \3\)\n$")
 
 
@@ -72,6 +72,7 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
         "replicas (live)": lambda: run("replicas", "--time", "-2"),
         "offsets groups": lambda: run("offsets", "groups"),
         "offsets share --list": lambda: run("offsets", "share", "--list"),
+        "offsets streams --list": lambda: run("offsets", "streams", "--list"),
     }
 
 

@@ -335,3 +335,119 @@ def _release(major: int, minor: int) -> Any:
     from kafkatool.release import Release
 
     return Release(major, minor)
+
+
+STREAMS_HELP = """Streams groups (KIP-1071, Kafka 4.2+), as kafka-streams-groups.sh --list and --describe show them.
+
+\\b
+Actions (exactly one):
+  --list                      the streams groups (with --state: GROUP and STATE)
+  --describe                  per group: OFFSET-LAG of the partitions of the members' active tasks;
+                              --members or --state instead; --verbose adds epochs and offsets
+
+The text is the brokers' release's kafka-streams-groups.sh (--kafka-release chooses; 4.4 adds the
+ASSIGNOR column of --state). Brokers before 4.2 have no streams groups (4.1's is an unstable preview
+they do not advertise): one line says so, exit 2.
+
+\\b
+Rows (--format json|ndjson|csv|table): describe: group, topic, partition, current_offset, leader_epoch,
+log_end_offset, lag; --members: group, member_id, member_epoch, process_id, client_id, protocol, active,
+standby, warmup; --state: group, coordinator, assignor, state, group_epoch, assignment_epoch, members;
+--list: group, state.
+Exit codes: 0 ok; 2 usage (or the brokers have no streams groups); 3 cluster failure.
+
+\\b
+Examples:
+  kafkatool offsets streams --bootstrap-server kafka:9092 --list
+  kafkatool offsets streams --bootstrap-server kafka:9092 --describe --group wordcount
+  kafkatool offsets streams --bootstrap-server kafka:9092 --describe --group wordcount --members --verbose
+"""
+
+
+@offsets_app.command("streams", help=STREAMS_HELP, no_args_is_help=True)
+@handle_errors
+def streams(
+    list_: bool = typer.Option(False, "--list", help="List the streams groups."),
+    describe: bool = typer.Option(False, "--describe", help="Describe the groups (offsets, --members or --state)."),
+    group: list[str] = _GROUP,
+    all_groups: bool = typer.Option(False, "--all-groups", help="Every streams group."),
+    members: bool = typer.Option(False, "--members", help="--describe: the members and their tasks."),
+    state: bool = typer.Option(False, "--state", help="--describe: coordinator, state, members; --list: with states."),
+    offsets: bool = typer.Option(False, "--offsets", help="--describe: the offsets (the default)."),
+    verbose: bool = typer.Option(False, "--verbose", help="--describe: epochs and offsets as well."),
+    bootstrap_server: str = _BOOTSTRAP,
+    command_config: CommandConfig = None,
+    output_format: str = typer.Option("text", "--format", help="text (kafka-streams-groups.sh), json, ndjson, csv or table."),
+    timeout: float = _TIMEOUT,
+) -> None:
+    fmt = check_format(output_format, TEXT_FORMATS)
+    if list_ == describe:
+        raise CliError("offsets streams: give exactly one of --list and --describe")
+    groups_ = list(dict.fromkeys(_split(group)))
+    if describe and not all_groups and not groups_:
+        raise CliError("offsets streams: --describe needs --group G (or --all-groups)")
+    if all_groups and groups_:
+        raise CliError("offsets streams: give --group or --all-groups, not both")
+    if sum((members, state, offsets)) > 1 or ((members or offsets or verbose) and not describe):
+        raise CliError("offsets streams: --members, --state, --offsets and --verbose describe (--state also lists); "
+                       "give at most one of --members, --state and --offsets")
+    deadline = _check_timeout(timeout)
+    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
+    if not bootstrap_server:
+        raise CliError("offsets streams: give --bootstrap-server")
+    from kafkatool.cluster.groups import KafkaGroups
+    from kafkatool.cluster.streams_groups import StreamsGroups
+    from kafkatool.ops import streams_text as st
+
+    with _translate("offsets streams"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+        kg = KafkaGroups(bo)
+        sg = StreamsGroups(kg)
+        sg.require(bootstrap_server)
+        if list_:
+            from kafkatool.ops.share_text import share_list_text
+
+            listed = [g for g in sg.list_all() if g.group_type == "streams"]  # (kafka-python knows no "streams" type)
+            if fmt == "text":
+                _emit(share_list_text(listed, state))
+            else:
+                render_rows(({"group": g.group, "state": g.state} for g in listed), fmt, ["group", "state"])
+            return
+        names = [g.group for g in sg.list_all() if g.group_type == "streams"] if all_groups else groups_
+        described = sg.describe(names)
+        rows: list[dict[str, Any]] = []
+        for name in names:  # the tool describes them in the order given
+            d = described[name]
+            if d.error or d.state == "Dead":
+                raise CliError(f"offsets streams: group '{name}': {d.error or 'does not exist'}", EXIT_USAGE)
+            if state:
+                if fmt == "text":
+                    _emit(st.streams_state_text(d, text_release(), verbose))
+                c = d.coordinator
+                rows.append({"group": name, "coordinator": None if c is None else f"{c.host}:{c.port} ({c.id})",
+                             "assignor": d.assignor, "state": d.state, "group_epoch": d.group_epoch,
+                             "assignment_epoch": d.assignment_epoch, "members": len(d.members)})
+            elif members:
+                if fmt == "text":
+                    _emit(st.streams_members_text(d, verbose))
+                rows += [{"group": name, "member_id": m.member_id, "member_epoch": m.member_epoch,
+                          "process_id": m.process_id, "client_id": m.client_id,
+                          "protocol": "classic" if m.is_classic else "streams",
+                          "active": [f"{s}:{p}" for s, ps in m.active for p in ps],
+                          "standby": [f"{s}:{p}" for s, ps in m.standby for p in ps],
+                          "warmup": [f"{s}:{p}" for s, ps in m.warmup for p in ps]} for m in d.members]
+            else:
+                try:
+                    tps = st.active_partitions(d)
+                except ValueError as exc:
+                    raise CliError(f"offsets streams: group '{name}': {exc}", EXIT_FAILURE) from None
+                committed = kg.committed([name])[name]
+                start = {tp: o.offset for tp, o in bo.log_start_offsets(tps).items() if o.offset is not None}
+                end = {tp: o.offset for tp, o in bo.log_end_offsets(tps).items() if o.offset is not None}
+                known = {tp: start[tp] for tp in tps if tp in start and tp in end}
+                offset_rows = st.streams_offset_rows(d, committed, known, end)
+                if fmt == "text":
+                    _emit(st.streams_offsets_text(d, offset_rows, verbose))
+                rows += [{"group": name, "topic": t, "partition": p, "current_offset": cur, "leader_epoch": ep,
+                          "log_end_offset": leo, "lag": lag} for t, p, cur, ep, leo, lag in offset_rows]
+    if fmt != "text":
+        render_rows(rows, fmt)

@@ -773,3 +773,54 @@ class FakeKafkaCluster:
                 del self.groups[gid]
             results.append({"group_id": gid, "error_code": code})
         return {"throttle_time_ms": 0, "results": results}
+
+    # ------------------------------------------------------------------ streams groups (KIP-1071)
+    # `add_streams_group` keeps the topology (subtopology -> source topics) and each member's active
+    # tasks beside the FakeGroup (group_type "streams"; committed offsets in `offsets` as for any group).
+
+    def add_streams_group(self, group_id: str, topology: dict[str, list[str]],
+                          members: list[tuple[str, str, str, list[tuple[str, list[int]]]]], state: str = "Stable",
+                          offsets: dict[TP, tuple[int, str]] | None = None) -> FakeGroup:
+        """members: (member id, process id, client id, active tasks [(subtopology, partitions)])."""
+        g = self.add_group(group_id, state=state, group_type="streams", protocol_type="streams", offsets=offsets or {},
+                           members=[FakeMember(m, c, "/10.0.0.5") for m, _p, c, _t in members])
+        if not hasattr(self, "streams"):
+            self.streams: dict[str, tuple[dict[str, list[str]], dict[str, tuple[str, list[tuple[str, list[int]]]]]]] = {}
+        self.streams[group_id] = (topology, {m: (p, t) for m, p, _c, t in members})
+        return g
+
+    def _on_StreamsGroupDescribe(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        out = []
+        for gid in req.group_ids:
+            code = self._group_error(node, gid)
+            g = self.groups.get(gid)
+            msg = None
+            if not code and g is None:
+                code, msg = GROUP_ID_NOT_FOUND, f"Group {gid} not found."
+            elif not code and g is not None and g.group_type != "streams":
+                code, msg = GROUP_ID_NOT_FOUND, f"Group {gid} is not a streams group."
+            if code:
+                out.append({"error_code": code, "error_message": msg, "group_id": gid, "group_state": "",
+                            "group_epoch": -1, "assignment_epoch": -1, "topology": None, "members": []})
+                continue
+            assert g is not None
+            topology, tasks = getattr(self, "streams", {}).get(gid, ({}, {}))
+            subs = [{"subtopology_id": s, "source_topics": ts, "repartition_sink_topics": [],
+                     "state_changelog_topics": [], "repartition_source_topics": []} for s, ts in topology.items()]
+
+            def assignment(active: list[tuple[str, list[int]]]) -> dict[str, Any]:
+                return {"active_tasks": [{"subtopology_id": s, "partitions": ps} for s, ps in active],
+                        "standby_tasks": [], "warmup_tasks": []}
+
+            members = []
+            for m in g.members:
+                process, active = tasks.get(m.member_id, ("p", []))
+                members.append({"member_id": m.member_id, "member_epoch": 7, "instance_id": None, "rack_id": None,
+                                "client_id": m.client_id, "client_host": m.client_host, "topology_epoch": 1,
+                                "process_id": process, "user_endpoint": None, "client_tags": [], "task_offsets": [],
+                                "task_end_offsets": [], "assignment": assignment(active),
+                                "target_assignment": assignment(active), "is_classic": False})
+            out.append({"error_code": 0, "error_message": None, "group_id": gid, "group_state": g.state,
+                        "group_epoch": 7, "assignment_epoch": 7, "topology": {"epoch": 1, "subtopologies": subs},
+                        "members": members, "assignor_name": "sticky"})
+        return {"throttle_time_ms": 0, "groups": out}

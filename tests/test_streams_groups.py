@@ -1,0 +1,107 @@
+"""`offsets streams` (kafka-streams-groups.sh --list/--describe) over fake brokers of 4.2-4.4.
+
+The fakes answer StreamsGroupDescribe at the negotiated version (v1 with AssignorName on 4.4) from
+tests/support/kwire.py's description of the spec; the expected text is written out from
+StreamsGroupCommand's format strings, the offsets' row order from Java's HashMap and
+TopicPartition.hashCode computed here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_groups  # noqa: F401
+from tests.support.cli import Result, run_kafkatool
+from tests.support.fake_groups import FakeKafkaCluster
+
+
+def _java_string_hash(s: str) -> int:
+    h = 0
+    for ch in s:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def _hashmap_order(tps: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """java.util.HashMap (16 buckets, fewer than 13 keys) iteration order of TopicPartitions."""
+    def bucket(tp: tuple[str, int]) -> int:
+        h = (31 * (31 + tp[1]) + _java_string_hash(tp[0])) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & 15
+    assert len(tps) < 13
+    return sorted(tps, key=bucket)  # stable: insertion order within a bucket
+
+
+@pytest.fixture(params=("4.2", "4.3", "4.4"))
+def cluster(request: pytest.FixtureRequest) -> Iterator[FakeKafkaCluster]:
+    with FakeKafkaCluster(brokers=2, version=request.param) as c:
+        c.add_topic("words", 3, log_end=100)
+        c.add_topic("counts-repartition", 2, log_end=20)
+        c.add_streams_group("wordcount", {"0": ["words"], "1": ["counts-repartition"]},
+                            [("m1", "proc-a", "wc-client-1", [("0", [0, 1])]),
+                             ("m2", "proc-b", "wc-client-2", [("0", [2]), ("1", [0, 1])])],
+                            offsets={("words", 0): (90, ""), ("words", 1): (80, ""), ("counts-repartition", 0): (5, "")})
+        c.add_streams_group("idle", {"0": ["words"]}, [], state="Empty")
+        yield c
+
+
+def streams(c: FakeKafkaCluster, *args: str) -> Result:
+    return run_kafkatool("offsets", "streams", *args, "--bootstrap-server", c.bootstrap)
+
+
+def test_list(cluster: FakeKafkaCluster) -> None:
+    assert sorted(streams(cluster, "--list").out.splitlines()) == ["idle", "wordcount"]
+    lines = streams(cluster, "--list", "--state").out.splitlines()
+    assert lines[0] == "GROUP           STATE" and sorted(lines[1:]) == ["idle            Empty", "wordcount       Stable"]
+
+
+def test_describe_offsets_lag_from_the_committed_or_the_log_start_offset(cluster: FakeKafkaCluster) -> None:
+    r = streams(cluster, "--describe", "--group", "wordcount")
+    assert r.code == 0, r.err
+    lag = {("words", 0): "10", ("words", 1): "20", ("words", 2): "100", ("counts-repartition", 0): "15",
+           ("counts-repartition", 1): "20"}
+    order = _hashmap_order(sorted(lag))
+    assert r.out == "GROUP           TOPIC              PARTITION  OFFSET-LAG\n" + "".join(
+        f"wordcount       {t:<18} {p:<10} {lag[(t, p)]}\n" for t, p in order)
+    r = streams(cluster, "--describe", "--group", "wordcount", "--verbose")
+    current = {("words", 0): "90", ("words", 1): "80", ("counts-repartition", 0): "5"}
+    assert r.out.splitlines()[0] == ("GROUP           TOPIC              PARTITION  CURRENT-OFFSET  LEADER-EPOCH    "
+                                     "LOG-END-OFFSET  OFFSET-LAG     ")
+    assert r.out.splitlines()[1:] == [
+        f"wordcount       {t:<18} {p:<10} {current.get((t, p), '-'):<15} {'-':<15} {100 if t == 'words' else 20:<15} "
+        f"{lag[(t, p)]:<15}" for t, p in order]
+    assert streams(cluster, "--describe", "--group", "idle").out == ""  # no members: the tool prints nothing
+
+
+def test_describe_members_and_state(cluster: FakeKafkaCluster) -> None:
+    r = streams(cluster, "--describe", "--group", "wordcount", "--members")
+    assert r.out == ("GROUP           MEMBER          PROCESS         CLIENT-ID       ASSIGNMENTS\n"
+                     "wordcount       m1              proc-a          wc-client-1     ACTIVE: 0:[0,1]; \n"
+                     "wordcount       m2              proc-b          wc-client-2     ACTIVE: 0:[2]; 1:[0,1]; \n")
+    r = streams(cluster, "--describe", "--group", "wordcount", "--members", "--verbose")
+    assert r.out.splitlines()[1] == ("wordcount       7                         1              m1              streams  "
+                                     "       7               proc-a          wc-client-1     ACTIVE: 0:[0,1]; "
+                                     "TARGET-ACTIVE: 0:[0,1]; ")
+    c = cluster.coordinator_of("idle")
+    coordinator = f"127.0.0.1:{cluster.brokers[c].port} ({c})"
+    r = streams(cluster, "--describe", "--group", "idle", "--state")
+    if cluster.version == "4.4":  # the ASSIGNOR column (StreamsGroupDescribe v1)
+        assert r.out == ("\nError: Streams group 'idle' has no active members.\n"
+                         f"GROUP           COORDINATOR (ID)          ASSIGNOR        STATE                     #MEMBERS\n"
+                         f"idle            {coordinator:<25} sticky          Empty                     0\n")
+    else:
+        assert r.out == ("\nError: Streams group 'idle' has no active members.\n"
+                         f"GROUP           COORDINATOR (ID)          STATE                     #MEMBERS\n"
+                         f"idle            {coordinator:<25} Empty                     0\n")
+    r = streams(cluster, "--describe", "--group", "nope")
+    assert (r.code, r.err) == (2, "kafkatool: offsets streams: group 'nope': does not exist\n")
+
+
+def test_a_broker_without_streams_groups_is_named() -> None:
+    for release, name in (("4.0.0", "4.0"), ("4.1", "4.1")):  # 4.1 hides StreamsGroupDescribe v0 (unstable)
+        with FakeKafkaCluster(brokers=1, version=release) as c:
+            r = streams(c, "--list")
+            bootstrap = c.bootstrap
+        assert (r.code, r.err) == (2, "kafkatool: offsets streams: streams groups need StreamsGroupDescribe (Kafka >= "
+                                      f"4.2); the brokers at {bootstrap} are Kafka {name} (or another release before 4.2)\n")
