@@ -506,3 +506,16 @@ def test_reset_plan_columns_follow_the_release(cluster: FakeKafkaCluster) -> Non
         rc, out, _ = cli("--kafka-release", rel, *args)
         assert (rc, out) == (0, "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
                                 "idle            orders          0          0\n"), rel
+
+
+def test_members_verbose_assignment_sorts_partitions_as_numbers_from_4_1() -> None:
+    """4.0's getAssignmentString sorts the partitions' strings (`0,10,2`); 4.1 sorts the numbers first."""
+    with FakeKafkaCluster(brokers=1, version="4.1") as c:
+        c.add_topic("t", 11, log_end=100)
+        c.add_group("g", state="Stable", protocol="uniform", group_type="consumer", members=[
+            FakeMember("M1", "cl", "/10.0.0.9", [("t", 10), ("t", 2), ("t", 0)])], offsets={})
+        for rel, text in (("4.0", "t:0,10,2"), ("4.1", "t:0,2,10"), ("4.3", "t:0,2,10")):
+            rc, out, err = cli("--kafka-release", rel, "offsets", "--bootstrap-server", c.bootstrap, "--group", "g",
+                               "--members", "--verbose")
+            assert rc == 0, err
+            assert out.splitlines()[2].split()[6] == text, rel

@@ -366,14 +366,21 @@ def member_rows(group: str, members: Iterable[Any], target_epoch: int | None = N
 
 
 def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None]],
-                      verbose: bool = False) -> list[tuple[str, str]]:
+                      verbose: bool = False, release: Any = None) -> list[tuple[str, str]]:
     """Kafka 4.0's `printMembers` as ("out" | "err", text) pieces in the order it writes them.
 
     Unlike 3.3 it prints the header even for a group it reported as empty or missing, and
     `--verbose` shows each member's epoch and assignment, the group's target epoch and the target
     assignment (`topic:0,1;other:2`, partitions sorted as strings), plus UPGRADED when classic and
-    consumer-protocol members are mixed.
+    consumer-protocol members are mixed.  From Kafka 4.1 (`release`) the partitions of an assignment
+    are sorted as numbers (`getAssignmentString` sorts before it maps them to strings): `0,2,10`, not
+    4.0's `0,10,2`.
     """
+    numeric = release is not None and release.at_least(NUMERIC_ASSIGNMENT_SINCE)
+
+    def _assignment_text_40(assignment: list[TP]) -> str:
+        return _assignment_text_4x(assignment, numeric)
+
     chunks: list[tuple[str, str]] = []
     for group, state, rows in sorted(groups, key=lambda g: g[0]):
         o, e, show = _state_message(group, state, None if rows is None else len(rows))
@@ -407,14 +414,20 @@ def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None
     return chunks
 
 
-def _assignment_text_40(assignment: list[TP]) -> str:
-    """4.0's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings), topics sorted, `;`."""
+#: The release whose `getAssignmentString` sorts partitions as numbers (4.0 sorted their strings).
+NUMERIC_ASSIGNMENT_SINCE = "4.1"
+
+
+def _assignment_text_4x(assignment: list[TP], numeric: bool = False) -> str:
+    """4.x's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings in 4.0, as
+    numbers from 4.1), topics sorted, `;`."""
     if not assignment:
         return MISSING
-    by_topic: dict[str, list[str]] = {}
+    by_topic: dict[str, list[int]] = {}
     for t, p in assignment:
-        by_topic.setdefault(t, []).append(str(p))
-    return ";".join(sorted(t + ":" + ",".join(sorted(ps)) for t, ps in by_topic.items()))
+        by_topic.setdefault(t, []).append(p)
+    return ";".join(sorted(t + ":" + ",".join(str(p) for p in (sorted(ps) if numeric else sorted(ps, key=str)))
+                           for t, ps in by_topic.items()))
 
 
 def state_chunks_40(rows: list[StateRow]) -> list[tuple[str, str]]:
