@@ -150,3 +150,12 @@ def test_a_broker_without_share_groups_is_named() -> None:
     assert r.code == 2 and r.out == ""
     assert r.err == (f"kafkatool: offsets share: share groups need ShareGroupDescribe (Kafka >= 4.1); the brokers at "
                      f"{bootstrap} are Kafka 4.0 (or another release before 4.1)\n")
+
+
+def test_reset_to_datetime_falls_back_to_the_log_end_for_partitions_without_later_records(
+        cluster: FakeKafkaCluster) -> None:
+    late = "2099-01-01T00:00:00.000Z"  # after every record: OffsetsUtils warns and takes the log-end offset
+    r = share(cluster, "--reset-offsets", "--group", "sg2", "--topic", "orders:2", "--to-datetime", late)
+    assert (r.code, r.out) == (0, "\nWarn: Partition 2 from topic orders is empty. Falling back to latest known offset.\n"
+                                  "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+                                  "sg2             orders          2          100\n")

@@ -57,7 +57,7 @@ Actions (exactly one):
                               --members or --state instead; --verbose adds epochs
   --reset-offsets             --to-earliest, --to-latest or --to-datetime for --topic T[:P,…] (default:
                               the partitions the group has state for); a dry run unless --execute;
-                              the group must be empty
+                              the group must be empty (Kafka 4.1's tool cannot reset: 4.2's text)
   --delete-offsets            forget the group's state for --topic T (repeatable)
   --delete                    delete the (empty) groups
 
@@ -270,11 +270,22 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
         assert datetime_text is not None
         listed = bo.list_offsets(dict.fromkeys(wanted, rep.parse_datetime_ms(datetime_text)))
     plan: dict[tuple[str, int], int] = {}
+    empty: list[tuple[str, int]] = []
     for tp in wanted:
         got = listed.get(tp)
+        if (got is None or got.offset is None or got.offset < 0) and datetime_text is not None:
+            empty.append(tp)  # no record at or after the time: the tool falls back to the log-end offset
+            continue
         if got is None or got.offset is None or got.offset < 0:
             raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
         plan[tp] = got.offset
+    if empty:
+        ends = bo.log_end_offsets(empty)
+        for tp in empty:
+            end = ends.get(tp)
+            if end is None or end.offset is None:
+                raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
+            plan[tp] = end.offset
     if execute:
         failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
         if failed:
@@ -282,7 +293,9 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
             raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
     if fmt == "text":
         # kafka-share-groups.sh resets from 4.2 (4.1's refuses "not yet implemented"): 4.2's text at least
-        _emit(rep.format_reset([rep.ResetPlan(group, plan, [], [])], max(text_release(), _release(4, 2))))
+        plans = [rep.ResetPlan(group, plan, [], empty)]
+        release = max(text_release(), _release(4, 2))
+        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
     else:
         render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
                      for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
