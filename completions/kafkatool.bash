@@ -272,7 +272,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --list --describe --group -g --all-groups --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --list --describe --delete --group -g --all-groups --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets watch")

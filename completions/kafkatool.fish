@@ -240,6 +240,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_sub
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l list -d 'List the streams groups.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l describe -d 'Describe the groups (offsets, --members or --state).'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l delete -d 'Delete the (empty) groups; their internal topics stay.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l group -s g -r -F -d 'Consumer group (repeat for several).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l all-groups -d 'Every streams group.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l members -d '--describe: the members and their tasks.'

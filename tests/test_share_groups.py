@@ -134,7 +134,7 @@ def test_delete_offsets_and_delete(cluster: FakeKafkaCluster) -> None:
     r = share(cluster, "--delete", "--group", "sg2", "--group", "sg1", "--group", "app")
     not_share = ("org.apache.kafka.common.errors.GroupIdNotFoundException" if cluster.version == "4.4"
                  else "java.lang.IllegalArgumentException")
-    assert r.code == 1
+    assert r.code == 1  # failures in a HashMap<String, …>'s order: "app" (hashCode 96801: bucket 0), "sg1" (bucket 12)
     assert r.out == ("\nError: Deletion of some share groups failed:\n"
                      f"* Group 'app' could not be deleted due to: {not_share}: Group 'app' is not a share group.\n"
                      "* Group 'sg1' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: "

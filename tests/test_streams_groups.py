@@ -105,3 +105,20 @@ def test_a_broker_without_streams_groups_is_named() -> None:
             bootstrap = c.bootstrap
         assert (r.code, r.err) == (2, "kafkatool: offsets streams: streams groups need StreamsGroupDescribe (Kafka >= "
                                       f"4.2); the brokers at {bootstrap} are Kafka {name} (or another release before 4.2)\n")
+
+
+def test_delete_checks_each_group_then_deletes_the_empty_ones(cluster: FakeKafkaCluster) -> None:
+    r = streams(cluster, "--delete", "--group", "idle", "--group", "wordcount", "--group", "nope")
+    assert r.code == 1
+    # failures in a HashMap<String, …>'s order: "wordcount" (String.hashCode 893673541: bucket 1 of 16)
+    # before "nope" (3387254: bucket 5)
+    assert r.out == ("\nError: Deletion of some streams groups failed:\n"
+                     "* Group 'wordcount' could not be deleted due to: org.apache.kafka.common.errors."
+                     "GroupNotEmptyException: Streams group 'wordcount' is not EMPTY.\n"
+                     "* Group 'nope' could not be deleted due to: java.lang.IllegalArgumentException: Group 'nope' does "
+                     "not exist or is not a streams group.\n"
+                     "\nThese streams groups were deleted successfully: 'idle'.\n")
+    assert "idle" not in cluster.groups and "wordcount" in cluster.groups
+    cluster.add_streams_group("idle2", {"0": ["words"]}, [], state="Empty")
+    r = streams(cluster, "--delete", "--group", "idle2")
+    assert (r.code, r.out) == (0, "Deletion of requested streams groups ('idle2') was successful.\n")

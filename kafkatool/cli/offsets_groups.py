@@ -357,6 +357,7 @@ Actions (exactly one):
   --list                      the streams groups (with --state: GROUP and STATE)
   --describe                  per group: OFFSET-LAG of the partitions of the members' active tasks;
                               --members or --state instead; --verbose adds epochs and offsets
+  --delete                    delete the (empty) groups (their internal topics are left in place)
 
 The text is the brokers' release's kafka-streams-groups.sh (--kafka-release chooses; 4.4 adds the
 ASSIGNOR column of --state). Brokers before 4.2 have no streams groups (4.1's is an unstable preview
@@ -367,7 +368,7 @@ Rows (--format json|ndjson|csv|table): describe: group, topic, partition, curren
 log_end_offset, lag; --members: group, member_id, member_epoch, process_id, client_id, protocol, active,
 standby, warmup; --state: group, coordinator, assignor, state, group_epoch, assignment_epoch, members;
 --list: group, state.
-Exit codes: 0 ok; 2 usage (or the brokers have no streams groups); 3 cluster failure.
+Exit codes: 0 ok; 1 a deletion failed; 2 usage (or the brokers have no streams groups); 3 cluster failure.
 
 \\b
 Examples:
@@ -382,6 +383,7 @@ Examples:
 def streams(
     list_: bool = typer.Option(False, "--list", help="List the streams groups."),
     describe: bool = typer.Option(False, "--describe", help="Describe the groups (offsets, --members or --state)."),
+    delete: bool = typer.Option(False, "--delete", help="Delete the (empty) groups; their internal topics stay."),
     group: list[str] = _GROUP,
     all_groups: bool = typer.Option(False, "--all-groups", help="Every streams group."),
     members: bool = typer.Option(False, "--members", help="--describe: the members and their tasks."),
@@ -394,11 +396,11 @@ def streams(
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
-    if list_ == describe:
-        raise CliError("offsets streams: give exactly one of --list and --describe")
+    if sum((list_, describe, delete)) != 1:
+        raise CliError("offsets streams: give exactly one of --list, --describe and --delete")
     groups_ = list(dict.fromkeys(_split(group)))
-    if describe and not all_groups and not groups_:
-        raise CliError("offsets streams: --describe needs --group G (or --all-groups)")
+    if not list_ and not all_groups and not groups_:
+        raise CliError(f"offsets streams: {'--describe' if describe else '--delete'} needs --group G (or --all-groups)")
     if all_groups and groups_:
         raise CliError("offsets streams: give --group or --all-groups, not both")
     if sum((members, state, offsets)) > 1 or ((members or offsets or verbose) and not describe):
@@ -424,6 +426,9 @@ def streams(
                 _emit(share_list_text(listed, state))
             else:
                 render_rows(({"group": g.group, "state": g.state} for g in listed), fmt, ["group", "state"])
+            return
+        if delete:
+            _streams_delete(sg, groups_, all_groups, fmt)
             return
         names = [g.group for g in sg.list_all() if g.group_type == "streams"] if all_groups else groups_
         described = sg.describe(names)
@@ -464,3 +469,31 @@ def streams(
                           "log_end_offset": leo, "lag": lag} for t, p, cur, ep, leo, lag in offset_rows]
     if fmt != "text":
         render_rows(rows, fmt)
+
+
+def _streams_delete(sg: Any, names: list[str], all_groups: bool, fmt: str) -> None:
+    """StreamsGroupCommand's `deleteGroups` without `--delete-all-internal-topics`: its pre-checks
+    (from ListGroups), then DeleteGroups for the rest."""
+    from kafkatool.ops.share_text import share_delete_text
+
+    listed = {g.group: g for g in sg.list_all() if g.group_type == "streams"}
+    if all_groups:
+        names = list(listed)
+    results: dict[str, str | None] = {}
+    for g in dict.fromkeys(names):
+        found = listed.get(g)
+        if found is None:
+            results[g] = f"java.lang.IllegalArgumentException: Group '{g}' does not exist or is not a streams group."
+        elif found.state == "Dead":
+            results[g] = f"java.lang.IllegalStateException: Streams group '{g}' group state is DEAD."
+        elif found.state != "Empty":
+            results[g] = f"org.apache.kafka.common.errors.GroupNotEmptyException: Streams group '{g}' is not EMPTY."
+    todo = [g for g in dict.fromkeys(names) if g not in results]
+    if todo:
+        results.update(sg.delete(todo))
+    if fmt == "text":
+        _emit(share_delete_text(results, "streams"))
+    else:
+        render_rows(({"group": g, "error": e} for g, e in sorted(results.items())), fmt, ["group", "error"])
+    if any(results.values()):
+        raise CliError("offsets streams: some groups could not be deleted", EXIT_FINDINGS)

@@ -117,6 +117,26 @@ class ShareOffset:
     lag: int | None
 
 
+#: error code -> (Java exception class, Kafka's default message): what the tools print for a group
+#: the brokers refused to delete (`Throwable.toString`).
+_JAVA_ERRORS = {
+    15: ("CoordinatorNotAvailableException", "The coordinator is not available."),
+    16: ("NotCoordinatorException", "This is not the correct coordinator."),
+    24: ("InvalidGroupIdException", "The configured groupId is invalid."),
+    30: ("GroupAuthorizationException", "Group authorization failed."),
+    68: ("GroupNotEmptyException", "The group is not empty."),
+    69: ("GroupIdNotFoundException", "The group id does not exist."),
+}
+
+
+def java_error_text(code: int) -> str:
+    """`org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.` for an error code."""
+    if code in _JAVA_ERRORS:
+        cls, message = _JAVA_ERRORS[code]
+        return f"org.apache.kafka.common.errors.{cls}: {message}"
+    return _error_text(code, None)
+
+
 def _error_text(code: int, message: str | None) -> str:
     if message:
         return message
@@ -284,7 +304,7 @@ class ShareGroups:
         return None, {t: got.get(t) for t in topics}
 
     def delete(self, groups: list[str]) -> dict[str, str | None]:
-        """DeleteGroups for share groups (one request per coordinator): group -> error text or None."""
+        """DeleteGroups (one request per coordinator): group -> the Java exception's text, or None when deleted."""
         from kafka.protocol.admin import DeleteGroupsRequest
 
         mgr = self.admin._manager
@@ -299,7 +319,7 @@ class ShareGroups:
             return out
 
         codes = self.groups._call("DeleteGroups", send, groups=groups)
-        return {g: (_error_text(codes[g], None) if codes.get(g) else None) for g in groups}
+        return {g: (java_error_text(codes[g]) if codes.get(g) else None) for g in groups}
 
 
 def _assignment(assignment: Any) -> list[TP]:

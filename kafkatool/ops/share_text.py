@@ -192,9 +192,10 @@ def share_delete_offsets_text(top: str | None, per_topic: dict[str, str | None])
     return out + "\n"
 
 
-def share_delete_text(results: dict[str, str | None]) -> str:
-    """`deleteShareGroups`: success and failures (values: the Java exception's `toString`), each in a
-    `HashMap<String, …>`'s order."""
+def share_delete_text(results: dict[str, str | None], kind: str = "share") -> str:
+    """`deleteShareGroups` (or, `kind` "streams", StreamsGroupCommand's `deleteGroups`): success and
+    failures (values: the Java exception's `toString`), each in a `HashMap<String, …>`'s order.  The
+    streams tool quotes the names as one joined string and ends its partial-success line with a period."""
     from kafkatool.jvm.hashing import string_hash
     from kafkatool.jvm.java_collections import grown_capacity, hash_order
 
@@ -203,10 +204,11 @@ def share_delete_text(results: dict[str, str | None]) -> str:
 
     ok = order([g for g, e in results.items() if e is None])
     failed = [g for g, e in results.items() if e is not None]
+    names = ", ".join(f"'{g}'" for g in ok) if kind == "share" or ok else "''"
     if not failed:
-        return "Deletion of requested share groups (" + ", ".join(f"'{g}'" for g in ok) + ") was successful.\n"
-    out = "\nError: Deletion of some share groups failed:\n"
+        return f"Deletion of requested {kind} groups ({names}) was successful.\n"
+    out = f"\nError: Deletion of some {kind} groups failed:\n"
     out += "".join(f"* Group '{g}' could not be deleted due to: {results[g]}\n" for g in order(failed))
     if ok:
-        out += "\nThese share groups were deleted successfully: " + ", ".join(f"'{g}'" for g in ok) + "\n"
+        out += f"\nThese {kind} groups were deleted successfully: {names}" + ("." if kind == "streams" else "") + "\n"
     return out
