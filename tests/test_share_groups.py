@@ -159,3 +159,42 @@ def test_reset_to_datetime_falls_back_to_the_log_end_for_partitions_without_late
     assert (r.code, r.out) == (0, "\nWarn: Partition 2 from topic orders is empty. Falling back to latest known offset.\n"
                                   "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
                                   "sg2             orders          2          100\n")
+
+
+@pytest.mark.parametrize("cluster", ["4.3"], indirect=True)
+def test_a_coordinator_still_loading_is_asked_again(cluster: FakeKafkaCluster) -> None:
+    cluster.loading["sg1"] = 3  # COORDINATOR_LOAD_IN_PROGRESS for ShareGroupDescribe / DescribeShareGroupOffsets
+    r = share(cluster, "--describe", "--group", "sg1")
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[2].split() == ["sg1", "orders", "0", "40", "60"]
+    assert cluster.loading["sg1"] == 0
+
+
+def test_texts_never_raise_on_odd_descriptions() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafkatool.cluster.share_groups import ShareGroup, ShareMember, ShareOffset
+    from kafkatool.ops import share_text
+    from kafkatool.release import Release
+
+    names = st.text(min_size=0, max_size=30)
+    tps = st.tuples(names, st.integers(0, 2**31 - 1))
+    offsets = st.one_of(st.none(), st.builds(ShareOffset, st.one_of(st.none(), st.integers()),
+                                             st.one_of(st.none(), st.integers()), st.one_of(st.none(), st.integers())))
+    members = st.lists(st.builds(ShareMember, names, names, names, st.integers(), st.none(), st.just([]),
+                                 st.lists(tps, max_size=5)), max_size=4)
+    groups = st.builds(ShareGroup, names, st.sampled_from(["Stable", "Empty", "Dead", "Unknown"]), st.none(),
+                       st.integers(), st.integers(), members)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.dictionaries(names, st.dictionaries(tps, offsets, max_size=5), max_size=3), st.lists(groups, max_size=3),
+           st.booleans(), st.sampled_from([Release(4, 1), Release(4, 2), Release(4, 4)]))
+    def run(offs: dict, described: list, verbose: bool, release: Release) -> None:
+        share_text.share_offsets_text(offs, release, verbose)
+        by_name = {g.group: g for g in described}
+        share_text.share_members_text(by_name, verbose)
+        share_text.share_state_text(by_name, verbose)
+        share_text.share_delete_text({g.group: None for g in described})
+
+    run()
