@@ -267,12 +267,16 @@ _kafkatool() {
         "offsets streams")
             case "$prev" in
                 --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --input-topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --shift-by) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --list --describe --delete --group -g --all-groups --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --list --describe --delete --reset-offsets --group -g --all-groups --input-topic --all-input-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --execute --dry-run --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets watch")

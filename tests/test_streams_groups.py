@@ -122,3 +122,25 @@ def test_delete_checks_each_group_then_deletes_the_empty_ones(cluster: FakeKafka
     cluster.add_streams_group("idle2", {"0": ["words"]}, [], state="Empty")
     r = streams(cluster, "--delete", "--group", "idle2")
     assert (r.code, r.out) == (0, "Deletion of requested streams groups ('idle2') was successful.\n")
+
+
+def test_reset_moves_the_input_topics_of_inactive_groups_only(cluster: FakeKafkaCluster) -> None:
+    cluster.add_streams_group("stopped", {"0": ["words"], "1": ["counts-repartition"]}, [], state="Empty",
+                              offsets={("words", 1): (70, ""), ("counts-repartition", 0): (3, "")})
+    r = streams(cluster, "--reset-offsets", "--group", "stopped", "--all-input-topics", "--to-earliest")
+    # input topics are the subtopologies' source topics (not the repartition topics); the tool's own
+    # fixed-width printOffsetsToReset
+    assert (r.code, r.out) == (0, "\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     "
+                                  "\nstopped                        words                          1          0              \n")
+    assert "dry run" in r.err and cluster.groups["stopped"].offsets[("words", 1)] == (70, "")
+    r = streams(cluster, "--reset-offsets", "--group", "stopped", "--input-topic", "words:1", "--shift-by", "-20",
+                "--execute")
+    assert r.code == 0, r.err
+    assert cluster.groups["stopped"].offsets[("words", 1)][0] == 50
+    assert cluster.groups["stopped"].offsets[("counts-repartition", 0)][0] == 3
+    r = streams(cluster, "--reset-offsets", "--group", "stopped", "--input-topic", "words:2", "--to-latest")
+    assert (r.code, r.err.splitlines()[-1]) == (1, "kafkatool: One or more topics are not part of the group 'stopped'.")
+    r = streams(cluster, "--reset-offsets", "--group", "wordcount", "--all-input-topics", "--to-latest", "--execute")
+    assert (r.code, r.err) == (1, "kafkatool: Assignments can only be reset if the group 'wordcount' is inactive, "
+                                  "but the current state is Stable.\n")
+    assert cluster.groups["wordcount"].offsets[("words", 0)] == (90, "")

@@ -357,6 +357,9 @@ Actions (exactly one):
   --list                      the streams groups (with --state: GROUP and STATE)
   --describe                  per group: OFFSET-LAG of the partitions of the members' active tasks;
                               --members or --state instead; --verbose adds epochs and offsets
+  --reset-offsets             the committed offsets of --input-topic T[:P,…] or --all-input-topics:
+                              --to-earliest, --to-latest, --to-current, --to-offset, --shift-by or
+                              --to-datetime; a dry run unless --execute; the group must be inactive
   --delete                    delete the (empty) groups (their internal topics are left in place)
 
 The text is the brokers' release's kafka-streams-groups.sh (--kafka-release chooses; 4.4 adds the
@@ -384,8 +387,19 @@ def streams(
     list_: bool = typer.Option(False, "--list", help="List the streams groups."),
     describe: bool = typer.Option(False, "--describe", help="Describe the groups (offsets, --members or --state)."),
     delete: bool = typer.Option(False, "--delete", help="Delete the (empty) groups; their internal topics stay."),
+    reset_offsets: bool = typer.Option(False, "--reset-offsets", help="Reset the committed offsets of input topics."),
     group: list[str] = _GROUP,
     all_groups: bool = typer.Option(False, "--all-groups", help="Every streams group."),
+    input_topic: list[str] = typer.Option(None, "--input-topic", help="--reset-offsets: T or T:0,1 (repeatable)."),
+    all_input_topics: bool = typer.Option(False, "--all-input-topics", help="--reset-offsets: every input topic the group has offsets for."),
+    to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset to the log-start offsets."),
+    to_latest: bool = typer.Option(False, "--to-latest", help="Reset to the log-end offsets."),
+    to_current: bool = typer.Option(False, "--to-current", help="Reset to the committed offsets."),
+    to_offset: int = typer.Option(None, "--to-offset", help="Reset to this offset."),
+    shift_by: int = typer.Option(None, "--shift-by", help="Move the committed offsets by N (negative: back)."),
+    to_datetime: str = typer.Option(None, "--to-datetime", help="Reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone]."),
+    execute: bool = typer.Option(False, "--execute", help="Apply the reset (default: dry run)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show the reset (the default)."),
     members: bool = typer.Option(False, "--members", help="--describe: the members and their tasks."),
     state: bool = typer.Option(False, "--state", help="--describe: coordinator, state, members; --list: with states."),
     offsets: bool = typer.Option(False, "--offsets", help="--describe: the offsets (the default)."),
@@ -396,11 +410,21 @@ def streams(
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
-    if sum((list_, describe, delete)) != 1:
-        raise CliError("offsets streams: give exactly one of --list, --describe and --delete")
+    if sum((list_, describe, delete, reset_offsets)) != 1:
+        raise CliError("offsets streams: give exactly one of --list, --describe, --reset-offsets and --delete")
     groups_ = list(dict.fromkeys(_split(group)))
+    action = "--describe" if describe else "--delete" if delete else "--reset-offsets"
     if not list_ and not all_groups and not groups_:
-        raise CliError(f"offsets streams: {'--describe' if describe else '--delete'} needs --group G (or --all-groups)")
+        raise CliError(f"offsets streams: {action} needs --group G (or --all-groups)")
+    scenarios = sum((to_earliest, to_latest, to_current, to_offset is not None, shift_by is not None,
+                     to_datetime is not None))
+    if reset_offsets and (scenarios != 1 or bool(input_topic) == all_input_topics):
+        raise CliError("offsets streams: --reset-offsets needs one of --to-earliest, --to-latest, --to-current, "
+                       "--to-offset, --shift-by and --to-datetime, and --input-topic or --all-input-topics")
+    if not reset_offsets and (scenarios or execute or dry_run or input_topic or all_input_topics):
+        raise CliError("offsets streams: the reset scenarios, --input-topic(s), --execute and --dry-run go with --reset-offsets")
+    if execute and dry_run:
+        raise CliError("offsets streams: give --execute or --dry-run, not both")
     if all_groups and groups_:
         raise CliError("offsets streams: give --group or --all-groups, not both")
     if sum((members, state, offsets)) > 1 or ((members or offsets or verbose) and not describe):
@@ -429,6 +453,15 @@ def streams(
             return
         if delete:
             _streams_delete(sg, groups_, all_groups, fmt)
+            return
+        if reset_offsets:
+            from kafkatool.ops import offsets_report as rep
+
+            spec = rep.ResetSpec(to_earliest=to_earliest, to_latest=to_latest, to_current=to_current,
+                                 to_offset=to_offset, shift_by=shift_by,
+                                 to_datetime_ms=rep.parse_datetime_ms(to_datetime) if to_datetime else None)
+            names = [g.group for g in sg.list_all() if g.group_type == "streams"] if all_groups else groups_
+            _streams_reset(sg, kg, bo, names, spec, _split(input_topic), execute, fmt)
             return
         names = [g.group for g in sg.list_all() if g.group_type == "streams"] if all_groups else groups_
         described = sg.describe(names)
@@ -497,3 +530,56 @@ def _streams_delete(sg: Any, names: list[str], all_groups: bool, fmt: str) -> No
         render_rows(({"group": g, "error": e} for g, e in sorted(results.items())), fmt, ["group", "error"])
     if any(results.values()):
         raise CliError("offsets streams: some groups could not be deleted", EXIT_FINDINGS)
+
+
+def _streams_reset(sg: Any, kg: Any, bo: Any, names: list[str], spec: Any, topics: list[str], execute: bool,
+                   fmt: str) -> None:
+    """StreamsGroupCommand's `resetOffsets`: inactive groups only; the partitions of the group's input
+    topics (its committed ones, or those named that it has offsets for); the plan printed in the
+    streams tool's own fixed-width format (4.0's), which every release keeps."""
+    from kafkatool.ops import offsets_report as rep
+    from kafkatool.ops.offsets_reset import parse_scope, plan_group, scope_partitions
+
+    described = sg.describe(names)
+    plans, refused = [], []
+    for g in names:
+        d = described[g]
+        if d.error:
+            raise CliError(f"offsets streams: group '{g}': {d.error}", EXIT_USAGE)
+        if d.state not in ("Empty", "Dead"):
+            refused.append(f"Assignments can only be reset if the group '{g}' is inactive, but the current state is "
+                           f"{d.state}.")
+            continue
+        committed_all = kg.committed([g])[g]
+        committed = {tp: (c.offset if c is not None else None) for tp, c in committed_all.items()}
+        if topics:
+            scope = parse_scope(topics)
+            whole = [t for t, ps in scope.items() if ps is None]
+            parts = scope_partitions(scope, bo.metadata(whole).topics if whole else {})
+            if not all(tp in committed_all for tp in parts):
+                refused.append(f"One or more topics are not part of the group '{g}'.")
+                continue
+        else:
+            parts = sorted(tp for tp in committed_all if tp[0] in d.input_topics)
+        plans.append(plan_group(g, spec, parts, committed, bo))
+    if execute:
+        for p in plans:
+            failed = {tp: e for tp, e in kg.commit(p.group, p.offsets).items() if e}
+            if failed:
+                (t, part), e = next(iter(failed.items()))
+                raise CliError(f"offsets streams: commit failed for {p.group} {t}-{part}: {e}", EXIT_FAILURE)
+    for p in plans:
+        for n in p.notes:
+            sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
+    if fmt == "text":
+        release = _release(4, 0)  # StreamsGroupCommand.printOffsetsToReset: "%-30s %-30s %-10s %-15s"
+        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
+    else:
+        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
+                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
+                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
+    if not execute:
+        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    if refused:
+        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""),
+                       EXIT_FINDINGS)

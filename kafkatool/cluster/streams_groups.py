@@ -66,6 +66,8 @@ class StreamsGroup:
     #: subtopology id -> its source topics then its repartition-source topics (the tool's lookup)
     source_topics: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
+    #: the subtopologies' source topics alone: the "input topics" a reset may move
+    input_topics: set[str] = field(default_factory=set)
 
 
 def _tasks(items: Any) -> Tasks:
@@ -129,7 +131,8 @@ class StreamsGroups(ShareGroups):
                                      _tasks(m.assignment.warmup_tasks), _tasks(m.target_assignment.active_tasks),
                                      _tasks(m.target_assignment.standby_tasks), _tasks(m.target_assignment.warmup_tasks))
                        for m in dg.members]
+            inputs = {t for s in (topo.subtopologies or [] if topo is not None else []) for t in s.source_topics or []}
             out[g] = StreamsGroup(g, dg.group_state, coords.get(g), dg.group_epoch, dg.assignment_epoch,
                                   topo.epoch if topo is not None else -1, getattr(dg, "assignor_name", None),
-                                  members, sources)
+                                  members, sources, None, inputs)
         return out

@@ -193,8 +193,14 @@ class GroupTypesMixin:
                 continue
             assert g is not None
             topology, tasks = getattr(self, "streams", {}).get(gid, ({}, {}))
-            subs = [{"subtopology_id": s, "source_topics": ts, "repartition_sink_topics": [],
-                     "state_changelog_topics": [], "repartition_source_topics": []} for s, ts in topology.items()]
+            # topics named *-repartition are the subtopology's repartition source topics (TopicInfo), the rest
+            # its source topics, as Kafka Streams names them
+            subs = [{"subtopology_id": s, "source_topics": [t for t in ts if not t.endswith("-repartition")],
+                     "repartition_sink_topics": [], "state_changelog_topics": [],
+                     "repartition_source_topics": [{"name": t, "partitions": len(self.topics.get(t, {})),
+                                                    "replication_factor": 1, "topic_configs": []}
+                                                   for t in ts if t.endswith("-repartition")]}
+                    for s, ts in topology.items()]
 
             def assignment(active: list[tuple[str, list[int]]]) -> dict[str, Any]:
                 return {"active_tasks": [{"subtopology_id": s, "partitions": ps} for s, ps in active],
