@@ -256,12 +256,13 @@ _kafkatool() {
                 --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --list --describe --reset-offsets --delete-offsets --delete --group -g --all-groups --topic -t --members --state --offsets --verbose --to-earliest --to-latest --to-datetime --execute --dry-run --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --list --describe --reset-offsets --delete-offsets --delete --group -g --all-groups --topic -t --members --state --offsets --verbose --to-earliest --to-latest --to-datetime --to-offset --to-current --execute --dry-run --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets streams")

@@ -231,6 +231,8 @@ complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_sub
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l to-earliest -d 'Reset to each partition\'s log-start offset.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l to-latest -d 'Reset to each partition\'s log-end offset.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l to-datetime -r -F -d 'Reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone].'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l to-offset -r -F -d 'Reset to this offset (kept within the log; Kafka 4.4\'s tool).'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l to-current -d 'Keep the current start offsets (the log end where none; 4.4).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l execute -d 'Apply the reset (default: dry run).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l dry-run -d 'Only show the reset (the default).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from share' -l bootstrap-server -r -F -d 'Brokers (Admin API); with --zookeeper only used to read log-end offsets.'

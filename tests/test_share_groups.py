@@ -198,3 +198,15 @@ def test_texts_never_raise_on_odd_descriptions() -> None:
         share_text.share_delete_text({g.group: None for g in described})
 
     run()
+
+
+@pytest.mark.parametrize("cluster", ["4.4"], indirect=True)
+def test_reset_to_offset_keeps_within_the_log_and_to_current_keeps_the_start(cluster: FakeKafkaCluster) -> None:
+    """4.4's --to-offset (clamped to [log start, log end]) and --to-current (the start offset, else the log end)."""
+    r = share(cluster, "--reset-offsets", "--group", "sg2", "--topic", "orders:1,2", "--to-offset", "500")
+    assert r.code == 0, r.err
+    assert sorted(r.out.splitlines()[2:]) == ["sg2             orders          1          100",
+                                              "sg2             orders          2          100"]
+    r = share(cluster, "--reset-offsets", "--group", "sg2", "--topic", "orders:1,2", "--to-current", "--execute")
+    assert r.code == 0, r.err
+    assert cluster.groups["sg2"].offsets == {("orders", 1): (100, ""), ("orders", 2): (7, "")}

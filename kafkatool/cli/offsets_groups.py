@@ -55,9 +55,10 @@ Actions (exactly one):
   --list                      the share groups (with --state: GROUP and STATE)
   --describe                  per group: start offset (and, from 4.2, lag) of each partition;
                               --members or --state instead; --verbose adds epochs
-  --reset-offsets             --to-earliest, --to-latest or --to-datetime for --topic T[:P,…] (default:
-                              the partitions the group has state for); a dry run unless --execute;
-                              the group must be empty (Kafka 4.1's tool cannot reset: 4.2's text)
+  --reset-offsets             --to-earliest, --to-latest, --to-datetime, --to-offset or --to-current
+                              for --topic T[:P,…] (default: the partitions the group has state
+                              for); a dry run unless --execute; the group must be empty (Kafka
+                              4.1's tool cannot reset: 4.2's text)
   --delete-offsets            forget the group's state for --topic T (repeatable)
   --delete                    delete the (empty) groups
 
@@ -142,6 +143,8 @@ def share(
     to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset to each partition's log-start offset."),
     to_latest: bool = typer.Option(False, "--to-latest", help="Reset to each partition's log-end offset."),
     to_datetime: str = typer.Option(None, "--to-datetime", help="Reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone]."),
+    to_offset: int = typer.Option(None, "--to-offset", help="Reset to this offset (kept within the log; Kafka 4.4's tool)."),
+    to_current: bool = typer.Option(False, "--to-current", help="Keep the current start offsets (the log end where none; 4.4)."),
     execute: bool = typer.Option(False, "--execute", help="Apply the reset (default: dry run)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show the reset (the default)."),
     bootstrap_server: str = _BOOTSTRAP,
@@ -168,9 +171,10 @@ def share(
                        "give at most one of --members, --state and --offsets")
     if delete_offsets and not topics:
         raise CliError("offsets share: --delete-offsets needs --topic")
-    scenarios = sum((to_earliest, to_latest, to_datetime is not None))
+    scenarios = sum((to_earliest, to_latest, to_datetime is not None, to_offset is not None, to_current))
     if reset_offsets and scenarios != 1:
-        raise CliError("offsets share: --reset-offsets needs one of --to-earliest, --to-latest and --to-datetime")
+        raise CliError("offsets share: --reset-offsets needs one of --to-earliest, --to-latest, --to-datetime, "
+                       "--to-offset and --to-current")
     if not reset_offsets and (scenarios or execute or dry_run):
         raise CliError("offsets share: --to-earliest/--to-latest/--to-datetime/--execute/--dry-run go with --reset-offsets")
     if execute and dry_run:
@@ -191,7 +195,8 @@ def share(
             names = [g.group for g in sg.list_all(types=["share"])] if all_groups else groups_
             _share_describe(sg, names, members, state, verbose, fmt)
         elif reset_offsets:
-            _share_reset(sg, bo, groups_[0], topics, to_earliest, to_latest, to_datetime, execute, fmt)
+            _share_reset(sg, bo, groups_[0], topics, to_earliest, to_latest, to_datetime, execute, fmt,
+                         to_offset, to_current)
         elif delete_offsets:
             _share_delete_offsets(sg, groups_[0], topics, fmt)
         else:
@@ -249,7 +254,8 @@ def _share_describe(sg: Any, names: list[str], members: bool, state: bool, verbo
 
 
 def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool, latest: bool,
-                 datetime_text: str | None, execute: bool, fmt: str) -> None:
+                 datetime_text: str | None, execute: bool, fmt: str, to_offset: int | None = None,
+                 to_current: bool = False) -> None:
     from kafkatool.ops import offsets_report as rep
     from kafkatool.ops.offsets_reset import parse_scope, scope_partitions
 
@@ -262,6 +268,9 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
         wanted = scope_partitions(scope, bo.metadata(whole).topics if whole else {})
     else:
         wanted = sorted(sg.offsets(group))
+    if to_offset is not None or to_current:
+        _share_reset_to(sg, bo, group, wanted, to_offset, execute, fmt)
+        return
     if earliest:
         listed = bo.log_start_offsets(wanted)
     elif latest:
@@ -296,6 +305,46 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
         plans = [rep.ResetPlan(group, plan, [], empty)]
         release = max(text_release(), _release(4, 2))
         _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
+    else:
+        render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
+                     for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
+    if not execute:
+        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+
+
+def _share_reset_to(sg: Any, bo: Any, group: str, wanted: list[tuple[str, int]], to_offset: int | None,
+                    execute: bool, fmt: str) -> None:
+    """Kafka 4.4's `--to-offset` (`resetToOffset`: kept within [log start, log end], as checkOffsetsRange
+    does) and `--to-current` (`resetToCurrentForShareGroup`: the current start offset, else the log end)."""
+    from kafkatool.ops import offsets_report as rep
+
+    ends = bo.log_end_offsets(wanted)
+    plan: dict[tuple[str, int], int] = {}
+    if to_offset is not None:
+        starts = bo.log_start_offsets(wanted)
+        for tp in wanted:
+            lo, hi = starts.get(tp), ends.get(tp)
+            if lo is None or hi is None or lo.offset is None or hi.offset is None:
+                raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
+            plan[tp] = min(max(to_offset, lo.offset), hi.offset)
+    else:
+        current = sg.offsets(group)
+        for tp in wanted:
+            now = current.get(tp)
+            end = ends.get(tp)
+            if now is not None and now.start_offset is not None:
+                plan[tp] = now.start_offset
+            elif end is not None and end.offset is not None:
+                plan[tp] = end.offset
+            else:
+                raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
+    if execute:
+        failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
+        if failed:
+            (t, p), e = next(iter(failed.items()))
+            raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
+    if fmt == "text":
+        _emit(rep.format_reset([rep.ResetPlan(group, plan, [], [])], max(text_release(), _release(4, 2))))
     else:
         render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
                      for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
