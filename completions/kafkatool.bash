@@ -277,7 +277,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --list --describe --delete --reset-offsets --group -g --all-groups --input-topic --all-input-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --execute --dry-run --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --list --describe --delete --reset-offsets --delete-offsets --group -g --all-groups --input-topic --all-input-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --execute --dry-run --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets watch")

@@ -244,6 +244,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_sub
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l describe -d 'Describe the groups (offsets, --members or --state).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l delete -d 'Delete the (empty) groups; their internal topics stay.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l reset-offsets -d 'Reset the committed offsets of input topics.'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l delete-offsets -d 'Delete the committed offsets of input topics.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l group -s g -r -F -d 'Consumer group (repeat for several).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l all-groups -d 'Every streams group.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from streams' -l input-topic -r -F -d '--reset-offsets: T or T:0,1 (repeatable).'

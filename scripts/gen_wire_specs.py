@@ -33,7 +33,7 @@ APIS = {
     "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DescribeTopicPartitions": 75,
     # share and streams groups (tests/support/fake_groups.py)
     "ShareGroupDescribe": 77, "StreamsGroupDescribe": 89, "DescribeShareGroupOffsets": 90,
-    "AlterShareGroupOffsets": 91, "DeleteShareGroupOffsets": 92,
+    "AlterShareGroupOffsets": 91, "DeleteShareGroupOffsets": 92, "OffsetDelete": 47,
 }
 
 

@@ -144,3 +144,29 @@ def test_reset_moves_the_input_topics_of_inactive_groups_only(cluster: FakeKafka
     assert (r.code, r.err) == (1, "kafkatool: Assignments can only be reset if the group 'wordcount' is inactive, "
                                   "but the current state is Stable.\n")
     assert cluster.groups["wordcount"].offsets[("words", 0)] == (90, "")
+
+
+def test_delete_offsets_of_input_topics(cluster: FakeKafkaCluster) -> None:
+    cluster.add_topic("clicks", 11, log_end=10)
+    cluster.add_streams_group("stopped", {"0": ["clicks"]}, [], state="Empty",
+                              offsets={("clicks", 1): (7, ""), ("clicks", 10): (8, ""), ("clicks", 2): (9, "")})
+    r = streams(cluster, "--delete-offsets", "--group", "stopped", "--input-topic", "clicks:1,2,10")
+    assert r.code == 0, r.err
+    # rows sorted by the string topic + partition: clicks1 < clicks10 < clicks2
+    assert r.out == ("Request succeeded for deleting offsets from group stopped.\n"
+                     "\nTOPIC           PARTITION  STATUS         "
+                     "\nclicks          1          Successful     "
+                     "\nclicks          10         Successful     "
+                     "\nclicks          2          Successful     \n")
+    assert cluster.groups["stopped"].offsets == {}
+    r = streams(cluster, "--delete-offsets", "--group", "wordcount", "--input-topic", "words:0", "--input-topic", "nope")
+    assert r.code == 1
+    assert r.out == ("\nError: Encountered some partition-level error, see the follow-up details.\n"
+                     "\nTOPIC           PARTITION  STATUS         "
+                     "\nnope            -          Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+                     "This server does not host this topic-partition."
+                     "\nwords           0          Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: "
+                     "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.\n")
+    r = streams(cluster, "--delete-offsets", "--group", "ghost", "--input-topic", "words:0")
+    assert r.code == 1
+    assert r.out.startswith("\nError: The group id does not exist.\n")

@@ -409,6 +409,7 @@ Actions (exactly one):
   --reset-offsets             the committed offsets of --input-topic T[:P,…] or --all-input-topics:
                               --to-earliest, --to-latest, --to-current, --to-offset, --shift-by or
                               --to-datetime; a dry run unless --execute; the group must be inactive
+  --delete-offsets            the committed offsets of --input-topic T[:P,…] or --all-input-topics
   --delete                    delete the (empty) groups (their internal topics are left in place)
 
 The text is the brokers' release's kafka-streams-groups.sh (--kafka-release chooses; 4.4 adds the
@@ -437,6 +438,7 @@ def streams(
     describe: bool = typer.Option(False, "--describe", help="Describe the groups (offsets, --members or --state)."),
     delete: bool = typer.Option(False, "--delete", help="Delete the (empty) groups; their internal topics stay."),
     reset_offsets: bool = typer.Option(False, "--reset-offsets", help="Reset the committed offsets of input topics."),
+    delete_offsets: bool = typer.Option(False, "--delete-offsets", help="Delete the committed offsets of input topics."),
     group: list[str] = _GROUP,
     all_groups: bool = typer.Option(False, "--all-groups", help="Every streams group."),
     input_topic: list[str] = typer.Option(None, "--input-topic", help="--reset-offsets: T or T:0,1 (repeatable)."),
@@ -459,10 +461,14 @@ def streams(
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
-    if sum((list_, describe, delete, reset_offsets)) != 1:
-        raise CliError("offsets streams: give exactly one of --list, --describe, --reset-offsets and --delete")
+    if sum((list_, describe, delete, reset_offsets, delete_offsets)) != 1:
+        raise CliError("offsets streams: give exactly one of --list, --describe, --reset-offsets, --delete-offsets "
+                       "and --delete")
     groups_ = list(dict.fromkeys(_split(group)))
-    action = "--describe" if describe else "--delete" if delete else "--reset-offsets"
+    action = ("--describe" if describe else "--delete" if delete else "--reset-offsets" if reset_offsets
+              else "--delete-offsets")
+    if delete_offsets and (all_groups or len(groups_) != 1 or bool(input_topic) == all_input_topics):
+        raise CliError("offsets streams: --delete-offsets takes one --group and --input-topic or --all-input-topics")
     if not list_ and not all_groups and not groups_:
         raise CliError(f"offsets streams: {action} needs --group G (or --all-groups)")
     scenarios = sum((to_earliest, to_latest, to_current, to_offset is not None, shift_by is not None,
@@ -470,7 +476,7 @@ def streams(
     if reset_offsets and (scenarios != 1 or bool(input_topic) == all_input_topics):
         raise CliError("offsets streams: --reset-offsets needs one of --to-earliest, --to-latest, --to-current, "
                        "--to-offset, --shift-by and --to-datetime, and --input-topic or --all-input-topics")
-    if not reset_offsets and (scenarios or execute or dry_run or input_topic or all_input_topics):
+    if not reset_offsets and (scenarios or execute or dry_run or ((input_topic or all_input_topics) and not delete_offsets)):
         raise CliError("offsets streams: the reset scenarios, --input-topic(s), --execute and --dry-run go with --reset-offsets")
     if execute and dry_run:
         raise CliError("offsets streams: give --execute or --dry-run, not both")
@@ -502,6 +508,9 @@ def streams(
             return
         if delete:
             _streams_delete(sg, groups_, all_groups, fmt)
+            return
+        if delete_offsets:
+            _streams_delete_offsets(sg, kg, bo, groups_[0], _split(input_topic), fmt)
             return
         if reset_offsets:
             from kafkatool.ops import offsets_report as rep
@@ -632,3 +641,50 @@ def _streams_reset(sg: Any, kg: Any, bo: Any, names: list[str], spec: Any, topic
     if refused:
         raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""),
                        EXIT_FINDINGS)
+
+
+def _streams_delete_offsets(sg: Any, kg: Any, bo: Any, group: str, topics: list[str], fmt: str) -> None:
+    """StreamsGroupCommand's `deleteOffsets`: the partitions of the named topics (all of a topic named
+    without partitions) or of every input topic the group has offsets for, then OffsetDelete."""
+    from kafkatool.cluster.share_groups import java_error_text
+    from kafkatool.cluster.streams_groups import delete_offsets
+    from kafkatool.ops.offsets_reset import parse_scope
+    from kafkatool.ops.streams_text import streams_delete_offsets_text
+
+    per: dict[tuple[str, int], str | None] = {}
+    if topics:
+        scope = parse_scope(topics)
+        whole = [t for t, ps in scope.items() if ps is None]
+        meta = bo.metadata(whole) if whole else None
+        parts: list[tuple[str, int]] = []
+        for t, ps in scope.items():
+            if ps is not None:
+                parts += [(t, p) for p in ps]
+            elif meta is not None and t in meta.topics:
+                parts += [(t, p) for p in meta.topics[t]]
+            else:  # describeTopics failed for it: one row, partition "-"
+                per[(t, -1)] = java_error_text(3)
+    else:
+        d = sg.describe([group])[group]
+        parts = sorted(tp for tp in kg.committed([group])[group] if tp[0] in d.input_topics)
+    top_code, codes = delete_offsets(sg, group, parts) if parts else (0, {})
+    for tp in parts:
+        code = codes.get(tp, top_code)
+        per[tp] = java_error_text(code or top_code) if (code or top_code) else None
+    if top_code == 0 and any(codes.values()):
+        top_code = next(c for c in codes.values() if c)
+    if top_code == 0:
+        kind, top = "none", None
+    elif top_code in (24, 69, 30, 68):
+        kind, top = "named", java_error_text(top_code).split(": ", 1)[1]
+    elif top_code in (86, 29, 3):
+        kind, top = "partition", None
+    else:
+        kind, top = "unknown", java_error_text(top_code)
+    if fmt == "text":
+        _emit(streams_delete_offsets_text(group, top, kind, per))
+    else:
+        render_rows(({"group": group, "topic": t, "partition": p if p >= 0 else None, "error": e}
+                     for (t, p), e in sorted(per.items())), fmt, ["group", "topic", "partition", "error"])
+    if kind != "none":
+        raise CliError(f"offsets streams: deleting offsets of '{group}' failed", EXIT_FINDINGS)

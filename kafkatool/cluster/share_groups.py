@@ -120,12 +120,16 @@ class ShareOffset:
 #: error code -> (Java exception class, Kafka's default message): what the tools print for a group
 #: the brokers refused to delete (`Throwable.toString`).
 _JAVA_ERRORS = {
+    3: ("UnknownTopicOrPartitionException", "This server does not host this topic-partition."),
     15: ("CoordinatorNotAvailableException", "The coordinator is not available."),
     16: ("NotCoordinatorException", "This is not the correct coordinator."),
-    24: ("InvalidGroupIdException", "The configured groupId is invalid."),
+    24: ("InvalidGroupIdException", "The group id is invalid."),
+    29: ("TopicAuthorizationException", "Topic authorization failed."),
     30: ("GroupAuthorizationException", "Group authorization failed."),
     68: ("GroupNotEmptyException", "The group is not empty."),
     69: ("GroupIdNotFoundException", "The group id does not exist."),
+    86: ("GroupSubscribedToTopicException",
+         "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."),
 }
 
 

@@ -136,3 +136,25 @@ class StreamsGroups(ShareGroups):
                                   topo.epoch if topo is not None else -1, getattr(dg, "assignor_name", None),
                                   members, sources, None, inputs)
         return out
+
+
+def delete_offsets(groups: StreamsGroups, group: str, partitions: list[tuple[str, int]]) -> tuple[int, dict[tuple[str, int], int]]:
+    """OffsetDelete (what `Admin.deleteStreamsGroupOffsets` sends): (top-level error code, partition -> code)."""
+    from kafka.protocol.consumer.group import OffsetDeleteRequest
+
+    mgr = groups.admin._manager
+    by_topic: dict[str, list[int]] = {}
+    for t, p in partitions:
+        by_topic.setdefault(t, []).append(p)
+    T = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    request = OffsetDeleteRequest(group_id=group, topics=[
+        T(name=t, partitions=[T.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
+
+    async def send() -> Any:
+        (c,) = (await groups.admin._find_coordinator_ids([group])).values()
+        return await mgr.send(request, node_id=c)
+
+    resp = groups.groups._call("OffsetDelete", send, groups=[group])
+    _raise_if_moved(resp.error_code)
+    out = {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+    return resp.error_code, out

@@ -159,3 +159,26 @@ def streams_offsets_text(d: Any, rows: list[tuple], verbose: bool) -> str:
                 str(r[4]), str(r[5])]
         out += "".join(f"{c:<{w}} " for c, w in zip(vals[:-1], widths, strict=False)) + f"{vals[-1]:<15}\n"
     return out
+
+
+def streams_delete_offsets_text(group: str, top: str | None, top_kind: str, per_partition: dict[TP, str | None]) -> str:
+    """StreamsGroupCommand's `deleteOffsets`: the outcome line, then TOPIC/PARTITION/STATUS rows sorted by
+    the string topic + partition (`words1` < `words10` < `words2`), each line `%n%-Ts %-10s %-15s`.
+
+    `top_kind`: "none" (success), "named" (an error the tool prints by its message: `top`), "partition"
+    (partition-level errors follow) or "unknown" (`top` is the error's name)."""
+    if top_kind == "none":
+        out = f"Request succeeded for deleting offsets from group {group}.\n"
+    elif top_kind == "named":
+        out = f"\nError: {top}\n"
+    elif top_kind == "partition":
+        out = "\nError: Encountered some partition-level error, see the follow-up details.\n"
+    else:
+        out = f"\nError: Encountered some unknown error: {top}\n"
+    t = max([15] + [len(tp[0]) for tp in per_partition])
+    out += f"\n{'TOPIC':<{t}} {'PARTITION':<10} {'STATUS':<15}"
+    for tp in sorted(per_partition, key=lambda tp: tp[0] + str(tp[1])):
+        err = per_partition[tp]
+        part = str(tp[1]) if tp[1] >= 0 else "-"
+        out += f"\n{tp[0]:<{t}} {part:<10} {'Successful' if err is None else 'Error: ' + err:<15}"
+    return out + "\n"

@@ -18,6 +18,7 @@ NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NON_EMPTY_GROUP = 68
 GROUP_ID_NOT_FOUND = 69
+GROUP_SUBSCRIBED_TO_TOPIC = 86
 
 TP = tuple[str, int]
 
@@ -218,3 +219,35 @@ class GroupTypesMixin:
                         "group_epoch": 7, "assignment_epoch": 7, "topology": {"epoch": 1, "subtopologies": subs},
                         "members": members, "assignor_name": "sticky"})
         return {"throttle_time_ms": 0, "groups": out}
+
+    # -- OffsetDelete (any group type) ----------------------------------------------------------
+
+    def _on_OffsetDelete(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
+        """GROUP_ID_NOT_FOUND for an unknown group; GROUP_SUBSCRIBED_TO_TOPIC for a partition of a topic a
+        member of a non-empty group is assigned; UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist."""
+        gid = req.group_id
+        code = self._group_error(node, gid)
+        g = self.groups.get(gid)
+        if not code and g is None:
+            code = GROUP_ID_NOT_FOUND
+        if code:
+            return {"error_code": code, "throttle_time_ms": 0, "topics": []}
+        subscribed = {t for m in g.members for t, _ in m.assignment}
+        tasks = getattr(self, "streams", {}).get(gid)
+        if tasks is not None and g.members:  # a streams group subscribes to its topology's topics
+            subscribed |= {t for ts in tasks[0].values() for t in ts}
+        topics = []
+        for t in req.topics:
+            parts = []
+            for p in t.partitions:
+                i = p.partition_index
+                if i not in self.topics.get(t.name, {}):
+                    pcode = UNKNOWN_TOPIC_OR_PARTITION
+                elif t.name in subscribed:
+                    pcode = GROUP_SUBSCRIBED_TO_TOPIC
+                else:
+                    pcode = NONE
+                    g.offsets.pop((t.name, i), None)
+                parts.append({"partition_index": i, "error_code": pcode})
+            topics.append({"name": t.name, "partitions": parts})
+        return {"error_code": 0, "throttle_time_ms": 0, "topics": topics}
