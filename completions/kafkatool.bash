@@ -44,8 +44,11 @@ _kafkatool() {
             "metadata:tree") path="metadata tree" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
+            "offsets:groups") path="offsets groups" ;;
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
+            "offsets:share") path="offsets share" ;;
+            "offsets:streams") path="offsets streams" ;;
             "offsets:watch") path="offsets watch" ;;
             "quorum:describe") path="quorum describe" ;;
             "records:delete") path="records delete" ;;
@@ -321,7 +324,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export owners reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export groups owners reset share streams watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
@@ -353,6 +356,18 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --format --output -o --timeout --quiet -q -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "offsets groups")
+            case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --group-type|--type) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --protocol) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --bootstrap-server --command-config --group-type --type --protocol --consumer --share --streams --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "offsets owners")
             case "$prev" in
                 --group) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -379,6 +394,35 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --command-config --topic -t --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --execute --dry-run --export --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets share")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --reset-offsets --delete-offsets --delete --group -g --all-groups --topic -t --members --state --offsets --verbose --to-earliest --to-latest --to-datetime --to-offset --to-current --execute --dry-run --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets streams")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --input-topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --shift-by) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --delete --reset-offsets --delete-offsets --group -g --all-groups --input-topic --all-input-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --execute --dry-run --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets watch")

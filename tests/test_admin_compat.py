@@ -21,6 +21,8 @@ from kafka.protocol.metadata import MetadataRequest
 
 import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_groups  # noqa: F401
+import kafkatool.cli.offsets_streams  # noqa: F401
 import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool
 from tests.support.fake_admin import FakeKafka
@@ -38,13 +40,16 @@ README_ROWS = {
     "`log-dirs --describe`, `offsets` (describe, reset, export, end), `replicas`": [
         "log-dirs --describe", "offsets (describe)", "offsets reset --execute", "offsets export", "offsets end",
         "replicas (live)"],
+    "`offsets groups`": ["offsets groups"],
+    "`offsets share`": ["offsets share --list"],
+    "`offsets streams`": ["offsets streams --list"],
 }
 #: api key -> the highest version kafka-python sends (its own classes: the client side of the negotiation)
 CLIENT_MAX = {cls.API_KEY: cls.max_version for cls in (  # type: ignore[attr-defined]
     MetadataRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest, AlterPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequest, ElectLeadersRequest)}
-TOO_OLD = re.compile(r"^kafkatool: (reassign|elect): [a-z ]+ needs (\w+) \(Kafka >= ([\d.]+)\); "
-                     r"the brokers at (\S+) are Kafka 2\.1 \(or another release before \3\)\n$")
+TOO_OLD = re.compile(r"^kafkatool: (reassign|elect|offsets share|offsets streams): [a-z ]+ needs? (\w+) \(Kafka >= ([\d.]+)\); "
+                     r"the brokers at (\S+) are Kafka [\d.]+ \(or another release before \3\)\n$")
 
 
 def _reassign_cases(k: FakeKafka, tmp: Path) -> dict[str, Callable[[], Result]]:
@@ -80,6 +85,9 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
         "offsets export": lambda: run("offsets", "export", "--group", "app"),
         "offsets end": lambda: run("offsets", "end", "--topic", "orders"),
         "replicas (live)": lambda: run("replicas", "--time", "-2"),
+        "offsets groups": lambda: run("offsets", "groups"),
+        "offsets share --list": lambda: run("offsets", "share", "--list"),
+        "offsets streams --list": lambda: run("offsets", "streams", "--list"),
     }
 
 

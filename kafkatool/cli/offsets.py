@@ -379,7 +379,7 @@ def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, v
     if members:
         member_groups = [(r.group, r.state, r.members if r.state is not None else None) for r in reports]
         if kafka40:
-            _emit_chunks(rep.members_chunks_40(member_groups, verbose))
+            _emit_chunks(rep.members_chunks_40(member_groups, verbose, text_release()))
         else:
             _emit(*rep.format_members(member_groups, verbose))
     elif state:

@@ -36,6 +36,7 @@ from kafka.protocol.api_key import ApiKey
 from kafkatool.log.writer import Record, encode_v2_batch
 from kafkatool.ops.offsets_log import offsets_partition_for
 from tests.support import kwire
+from tests.support.fake_group_types import GroupTypesMixin
 from tests.support.kwire import BODY
 
 NONE = 0
@@ -216,7 +217,7 @@ class _Broker:
         return int(self.server.server_address[1])
 
 
-class FakeKafkaCluster:
+class FakeKafkaCluster(GroupTypesMixin):
     """In-process brokers speaking Kafka's protocol; use as a context manager."""
 
     def __init__(self, brokers: int = 1, version: tuple[int, int] | str = "3.3.1", cluster_id: str = "fake-cluster") -> None:
@@ -420,10 +421,12 @@ class FakeKafkaCluster:
 
     def _on_ListGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         states = set(req.states_filter or []) if v >= 4 else set()
+        types = {t.lower() for t in req.types_filter or []} if v >= 5 else set()  # (a 4.x broker matches case-blind)
         groups = [
             R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
             for g in self.groups.values()
             if self.coordinator_of(g.group_id) == node and (not states or g.state in states)
+            and (not types or g.group_type in types)
         ]
         return {"throttle_time_ms": 0, "error_code": 0, "groups": groups}
 
