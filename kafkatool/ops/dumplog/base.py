@@ -55,7 +55,9 @@ class DumperBase:
             self._w(data + b"\n")
         self._json_first = False
 
-    def problem(self, file: str, kind: str, message: str, *, to_stderr: bool = True, fatal: bool = True) -> None:
+    def problem(
+        self, file: str, kind: str, message: str, *, to_stderr: bool = True, fatal: bool = True
+    ) -> None:
         if fatal and self._newer and kind != "newer_record":
             message += f"; before that, {self._newer_summary()}"  # still one line for the file
         self.result.problems.append(Problem(file, kind, message, fatal))

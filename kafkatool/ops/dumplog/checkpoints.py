@@ -31,14 +31,24 @@ class CheckpointDumps(DumperBase):
                 self.problem(shown, "corrupt_checkpoint", str(exc))
                 return
             fields: tuple[str, ...] = (
-                ("epoch", "startOffset") if name == LEADER_EPOCH_CHECKPOINT else ("topic", "partition", "offset")
+                ("epoch", "startOffset")
+                if name == LEADER_EPOCH_CHECKPOINT
+                else ("topic", "partition", "offset")
             )
             if self.json:
                 for e in cp.entries:
-                    self._emit({"type": "checkpoint_entry", "file": shown, **dict(zip(fields, _typed(e), strict=False))})
+                    self._emit(
+                        {
+                            "type": "checkpoint_entry",
+                            "file": shown,
+                            **dict(zip(fields, _typed(e), strict=False)),
+                        }
+                    )
                 return
             lines = [f"Checkpoint version: {cp.version} entries: {len(cp.entries)}\n"]
-            lines += [" ".join(f"{k}: {v}" for k, v in zip(fields, e, strict=False)) + "\n" for e in cp.entries]
+            lines += [
+                " ".join(f"{k}: {v}" for k, v in zip(fields, e, strict=False)) + "\n" for e in cp.entries
+            ]
             self._w("".join(lines).encode())
             return
         if name == "quorum-state":

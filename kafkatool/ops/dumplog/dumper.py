@@ -76,7 +76,8 @@ class LogDumper(ParallelText, LogJson, IndexDumps, ProducerStateDumps, Checkpoin
                     self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
                 else:
                     self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
-            if identity_changed(before, file_identity(path)):  # no lock is taken: a broker or compact may swap it
+            # no lock is taken: a broker or compact may swap it
+            if identity_changed(before, file_identity(path)):
                 self.problem(
                     shown,
                     "changed",
@@ -134,7 +135,12 @@ class LogDumper(ParallelText, LogJson, IndexDumps, ProducerStateDumps, Checkpoin
             elif trailing > 0 and opts.max_bytes == INT32_MAX:
                 if self.json:
                     self._emit(
-                        {"type": "trailing_bytes", "file": shown, "position": scan.valid_bytes, "bytes": trailing}
+                        {
+                            "type": "trailing_bytes",
+                            "file": shown,
+                            "position": scan.valid_bytes,
+                            "bytes": trailing,
+                        }
                     )
                 else:
                     self._w(f"Found {trailing} invalid bytes at the end of {name}\n".encode())

@@ -55,7 +55,9 @@ class IndexDumps(DumperBase):
                     if found != e.offset:
                         if self.json:
                             self.result.problems.append(
-                                Problem(shown, "index_mismatch", f"index offset {e.offset}, log offset {found}")
+                                Problem(
+                                    shown, "index_mismatch", f"index offset {e.offset}, log offset {found}"
+                                )
                             )
                         else:
                             mismatches.setdefault(abs_path, []).append((e.offset, found))
@@ -82,7 +84,9 @@ class IndexDumps(DumperBase):
     def _first_batch_last_offset(self, log: MappedFile, position: int, shown: str) -> int:
         """Last offset of the first batch at position, within max-message-size (as Kafka slices)."""
         if position < 0 or position > log.size:
-            raise LogFormatError(f"index entry points at position {position}, past the end of the log ({log.size} bytes)")
+            raise LogFormatError(
+                f"index entry points at position {position}, past the end of the log ({log.size} bytes)"
+            )
         end = min(log.size, position + self.opts.max_message_size)
         batch = read_batch_header(log.buf, position, end)
         if batch is None:
@@ -156,7 +160,10 @@ class IndexDumps(DumperBase):
                         lines.append(b"timestamp: %d offset: %d\n" % (e.timestamp, e.offset))
                     prev_ts = e.timestamp
             except LogFormatError as exc:
-                found = sum(len(m.pop(abs_path, [])) for m in (d.time_not_found, d.time_mismatches, d.time_out_of_order))
+                found = sum(
+                    len(m.pop(abs_path, []))
+                    for m in (d.time_not_found, d.time_mismatches, d.time_out_of_order)
+                )
                 raise LogFormatError(f"{exc} (reading stopped there; {found} problems before it)") from None
             finally:
                 self._w(b"".join(lines))

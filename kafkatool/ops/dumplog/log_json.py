@@ -32,7 +32,6 @@ def _put_bytes(obj: dict, name: str, b: bytes | None) -> None:
         obj[name + "_encoding"] = "base64"
 
 
-
 def batch_json(b: Batch) -> dict:
     """The stable JSON schema of a batch (see README, "JSON output")."""
     return {
@@ -65,13 +64,19 @@ def control_json(r: Record) -> dict:
     if len(key) < 4:
         return {"type": "UNKNOWN", "type_id": -1}
     _v, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    names = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
-             5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+    names = {
+        0: "ABORT",
+        1: "COMMIT",
+        2: "LEADER_CHANGE",
+        3: "SNAPSHOT_HEADER",
+        4: "SNAPSHOT_FOOTER",
+        5: "KRAFT_VERSION",
+        6: "KRAFT_VOTERS",
+    }
     obj: dict = {"type": names.get(ctype, "UNKNOWN"), "type_id": ctype}
     if ctype in (0, 1) and r.value is not None and len(r.value) >= 6:
         obj["coordinator_epoch"] = struct.unpack_from(">i", r.value, 2)[0]
     return obj
-
 
 
 class LogJson(DumperBase):

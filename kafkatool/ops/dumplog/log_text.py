@@ -212,7 +212,9 @@ class LogText(DumperBase):
         n = 0
         pos = scan.start
         while True:
-            lines, pos, count = core.shallow_lines(scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES)
+            lines, pos, count = core.shallow_lines(
+                scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES
+            )
             if count == 0:
                 return n
             self._w(lines)
@@ -233,10 +235,16 @@ class LogText(DumperBase):
             self._v2_record_lines(ts_name, printing, recs, pend)
             return
         if v2:
-            meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
+            meta = (
+                b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
+            )
         else:
-            meta = (b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d isValid: %s crc: %d"
-                    + self.text.legacy_crc_brace)
+            meta = (
+                b"| offset: %d "
+                + ts_name
+                + b": %d keySize: %d valueSize: %d isValid: %s crc: %d"
+                + self.text.legacy_crc_brace
+            )
         parser = self.parser
         for r in recs:
             k = r[2]
@@ -323,7 +331,16 @@ class LogText(DumperBase):
             elif printing:
                 pend(
                     f_kv
-                    % (r[0], r[1], len(k), len(v), r[5], hk, k if k.isascii() else jb(k), v if v.isascii() else jb(v))
+                    % (
+                        r[0],
+                        r[1],
+                        len(k),
+                        len(v),
+                        r[5],
+                        hk,
+                        k if k.isascii() else jb(k),
+                        v if v.isascii() else jb(v),
+                    )
                 )
             else:
                 pend(f_none % (r[0], r[1], len(k), len(v), r[5], hk))

@@ -31,7 +31,6 @@ def _jobs(requested: int) -> int:
     return max(1, min(requested, cpus) if requested > 0 else min(8, cpus))
 
 
-
 def use_workers(opts: DumpOptions, end: int) -> bool:
     """Whether a text dump of a log's first `end` bytes is rendered by worker processes."""
     return (
@@ -61,7 +60,6 @@ def _render_chunk(task: tuple[str, int, int, DumpOptions]) -> tuple:
             error = (str(exc), exc.position)
     nc = next(iter(dumper.deferred.non_consecutive.values()), [])
     return out.getvalue(), first, last, nc, dumper.result.batches, dumper.result.records, error
-
 
 
 class ParallelText(LogText):

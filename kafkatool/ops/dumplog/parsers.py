@@ -62,7 +62,9 @@ def _keyed_parser(
     return make
 
 
-def _value_parser(load: Callable[[DumpOptions], ValueFormatter]) -> Callable[[DumpOptions, NewerSink], Parser]:
+def _value_parser(
+    load: Callable[[DumpOptions], ValueFormatter],
+) -> Callable[[DumpOptions, NewerSink], Parser]:
     """A parser over the formatter of a topic whose records carry no key (Kafka prints none)."""
 
     def make(opts: DumpOptions, newer: NewerSink) -> Parser:

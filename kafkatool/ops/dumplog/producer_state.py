@@ -87,7 +87,10 @@ class ProducerStateDumps(DumperBase):
                 )
             if whole != len(data):
                 self.problem(
-                    shown, "truncated", f"{shown}: {len(data) - whole} trailing bytes are not a whole entry", fatal=False
+                    shown,
+                    "truncated",
+                    f"{shown}: {len(data) - whole} trailing bytes are not a whole entry",
+                    fatal=False,
                 )
             return
         # Kafka reads whole entries only and says nothing about a partial tail; neither do we here.

@@ -26,7 +26,7 @@ class _Stderr:
     def lines(self) -> Iterable[str]:
         for f, pairs in self.index_mismatches.items():
             yield f"Mismatches in :{f}"
-            for a, b in (sorted(dict(pairs).items(), reverse=True) if self.java else reversed(pairs)):
+            for a, b in sorted(dict(pairs).items(), reverse=True) if self.java else reversed(pairs):
                 yield f"  Index offset: {a}, log offset: {b}"
         for f, pairs in self.time_mismatches.items():
             yield f"Found timestamp mismatch in :{f}"
@@ -37,12 +37,14 @@ class _Stderr:
             for a, b in pairs:
                 yield f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
         for f, pairs in self.time_not_found.items():
-            yield f"The following indexed offsets are not found in :{f}" if self.java else (
-                "The following indexed offsets are not found in the log."
+            yield (
+                f"The following indexed offsets are not found in :{f}"
+                if self.java
+                else "The following indexed offsets are not found in the log."
             )
             for a, b in pairs:
                 yield f"Indexed offset: {a}, found log offset: {b}"
         for f, pairs in self.non_consecutive.items():
             yield f"Non-consecutive offsets in {f}"
-            for a, b in (sorted(dict(pairs).items()) if self.java else reversed(pairs)):
+            for a, b in sorted(dict(pairs).items()) if self.java else reversed(pairs):
                 yield f"  {a} is followed by {b}"
