@@ -1,6 +1,6 @@
 """`dump-log`: Kafka's DumpLogSegments, byte for byte, plus JSON/NDJSON output.
 
-The text renderer reproduces the chosen Kafka release's tool (3.3's by default), quirks included
+The text renderer reproduces the chosen Kafka release's tool (`kafkatool.release`), quirks included
 (the stray `}` after legacy record CRCs, ` payload:` without the `|` when metadata is skipped and the
 key is null, newest-first mismatch lists); where the text changed between releases is in
 `kafkatool.ops.dumplog_text`.  Where Kafka's tool crashes (a file name without a dot, a corrupt size
