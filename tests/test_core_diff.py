@@ -31,6 +31,7 @@ from kafkatool.log.record import Record
 from kafkatool.log.records import BatchScan
 from kafkatool.log.writer import encode_v2_batch
 from kafkatool.ops import dumplog
+from kafkatool.ops.dumplog import log_text, parallel
 from kafkatool.ops.generate import GenerateSpec, generate_partition
 from tests.conftest import FIXTURES, REPO
 
@@ -298,8 +299,8 @@ def test_a_header_key_that_is_not_utf8_decodes_as_java_does() -> None:
 
 def record_lines(recs: list[Record], ts_name: bytes, printing: bool, core: Any) -> tuple[bytes, Any]:
     """What LogDumper._v2_record_lines appends with one core: the bytes, and any exception."""
-    saved = dumplog.speedups
-    dumplog.speedups = core
+    saved = log_text.speedups  # the record lines look the core up in log_text
+    log_text.speedups = core
     out: list[bytes] = []
     dumper = dumplog.LogDumper(dumplog.DumpOptions(print_data_log=printing), None, None)  # type: ignore[arg-type]
     try:
@@ -308,7 +309,7 @@ def record_lines(recs: list[Record], ts_name: bytes, printing: bool, core: Any) 
     except Exception as exc:  # noqa: BLE001 - compared, not hidden
         error = (type(exc), str(exc))
     finally:
-        dumplog.speedups = saved
+        log_text.speedups = saved
     return b"".join(out), error
 
 
@@ -638,7 +639,8 @@ def shallow_dump(path: Path, core: Any, monkeypatch: pytest.MonkeyPatch, **opts:
     import io
 
     with monkeypatch.context() as m:
-        m.setattr(dumplog, "speedups", core)
+        m.setattr(log_text, "speedups", core)  # the batch lines
+        m.setattr(parallel, "speedups", core)  # whether workers render
         out, err = io.BytesIO(), io.BytesIO()
         res = dumplog.dump_files([str(path)], dumplog.DumpOptions(kafka_release="4.0", **opts), out, err)
     return out.getvalue(), err.getvalue(), res.exit_code, res.batches, res.bytes_read
@@ -653,8 +655,8 @@ def check_shallow(path: Path, monkeypatch: pytest.MonkeyPatch, **opts: Any) -> b
 @pytest.fixture
 def small_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs of a line or two, so every test crosses the compiled walk's run boundaries too."""
-    monkeypatch.setattr(dumplog, "SHALLOW_OUT_BYTES", 300)
-    monkeypatch.setattr(dumplog, "SHALLOW_IN_BYTES", 2000)
+    monkeypatch.setattr(log_text, "SHALLOW_OUT_BYTES", 300)
+    monkeypatch.setattr(log_text, "SHALLOW_IN_BYTES", 2000)
 
 
 @pytest.mark.skipif(not fixture_logs(), reason=f"shared fixtures not found at {FIXTURES}")

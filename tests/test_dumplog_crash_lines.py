@@ -21,6 +21,7 @@ import kafkatool.ops.dumplog as dl
 from kafkatool.log.crc import crc32c
 from kafkatool.log.records import Record
 from kafkatool.log.writer import encode_legacy_message, encode_v2_batch
+from kafkatool.ops.dumplog import parallel
 
 
 def _records(first: int, n: int) -> list[Record]:
@@ -116,6 +117,6 @@ def test_parallel_workers_print_the_same_bytes(tmp_path: Path, monkeypatch: pyte
     """Deep iteration split over worker processes (any file size here) gives the one-process bytes."""
     path, _ = _cases(tmp_path)["v2"]
     one = _dump([path, path], deep_iteration=True, jobs=1)
-    monkeypatch.setattr(dl, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(dl, "PARALLEL_CHUNK_BYTES", 90)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_CHUNK_BYTES", 90)
     assert _dump([path, path], deep_iteration=True, jobs=2) == one

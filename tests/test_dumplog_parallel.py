@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool.ops import dumplog
-from kafkatool.ops.dumplog import DumpOptions, dump_files
+from kafkatool.ops.dumplog import DumpOptions, dump_files, parallel
 from kafkatool.ops.generate import GenerateSpec, generate_partition
 
 
@@ -20,9 +19,9 @@ def _dump(path: str, jobs: int, **kw) -> tuple[bytes, bytes, int]:  # type: igno
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dumplog, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(dumplog, "PARALLEL_CHUNK_BYTES", 3000)
-    monkeypatch.setattr(dumplog, "PARALLEL_CHUNK_BYTES_COMPRESSED", 2000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_CHUNK_BYTES", 3000)
+    monkeypatch.setattr(parallel, "PARALLEL_CHUNK_BYTES_COMPRESSED", 2000)
 
 
 @pytest.mark.parametrize("codec", ["none", "lz4"])

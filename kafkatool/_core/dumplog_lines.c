@@ -1,10 +1,10 @@
-/* dump-log's output lines (ops/dumplog.py), built as bytes in C.
+/* dump-log's output lines (ops/dumplog/log_text.py), built as bytes in C.
  *
  *   v2_record_lines(...)  LogDumper._v2_record_lines: the `| offset: ...` record lines of
  *                         --deep-iteration / --print-data-log, the same bytes.
  *   v2_raw_record_lines   the same lines read straight from the record bytes (no Record objects).
  *   deep_lines(...)       batch and record lines over a run of plain uncompressed v2 batches.
- *   shallow_lines(...)    the batch lines without --deep-iteration (ops/dumplog.batch_line over a
+ *   shallow_lines(...)    the batch lines without --deep-iteration (ops/dumplog/log_text.batch_line over a
  *                         BatchScan, CRC-checked as Batch.is_valid): a run of entries; it stops before a
  *                         damaged frame or an unknown codec and leaves it to the Python walk.
  *

@@ -10,7 +10,7 @@
  *   v2_walk.c            verify_crcs (log/records.py), walk_v2_run (log/segment.walk_segment's run of
  *                        plain v2 batches with log/indexer.IndexBuilder.on_recover: the recovery walk)
  *   default_records.c    init, decode_v2_records (log/default_records.py)
- *   dumplog_lines.c      v2_record_lines, shallow_lines (ops/dumplog.py's record and batch lines)
+ *   dumplog_lines.c      v2_record_lines, v2_raw_record_lines, deep_lines, shallow_lines (ops/dumplog/log_text)
  *   offsets_log.c        offsets_replay_run, offset_commit_key/value, offset_commits (ops/offsets_log.py)
  *   compact_scan.c       batch_run (ops/compact/scan.py)
  *   compact_keys.c       walk_record_starts, key_fields (ops/compact/keys.py)
