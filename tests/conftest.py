@@ -116,6 +116,38 @@ def _click_tree_built_once():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def garbage_port():  # type: ignore[no-untyped-def]
+    """A 127.0.0.1 port whose listener reads one request and answers with bytes that are no Kafka
+    response (a length prefix and 0xff), then closes: for "never a traceback" tests of the clients."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(4096)
+                    conn.sendall(b"\x00\x00\x00\x08" + b"\xff" * 8)
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        srv.close()
+
+
+@pytest.fixture
 def refused_port():  # type: ignore[no-untyped-def]
     """A 127.0.0.1 port that refuses connections for the whole test: bound and never listened on, so no
     other process can take it between the moment it is picked and the moment the test connects."""
