@@ -57,8 +57,22 @@ Examples:
   kafkatool offsets watch --log-dir /var/lib/kafka --all-groups --window 10 --now 1700000330000
 """
 
-PARTITION_COLUMNS = ("group", "topic", "partition", "status", "evidence", "commits", "complete", "first_offset",
-                     "last_offset", "first_lag", "last_lag", "current_lag", "first_commit_ms", "last_commit_ms")
+PARTITION_COLUMNS = (
+    "group",
+    "topic",
+    "partition",
+    "status",
+    "evidence",
+    "commits",
+    "complete",
+    "first_offset",
+    "last_offset",
+    "first_lag",
+    "last_lag",
+    "current_lag",
+    "first_commit_ms",
+    "last_commit_ms",
+)
 
 # The clock the live rounds wait on and every verdict is judged at (tests put their own here).
 CLOCK: Any = None
@@ -76,9 +90,18 @@ def _text(statuses: list[Any]) -> str:
     for g in statuses:
         for p in g.partitions:
             r = p.row()
-            body.append([r["group"], r["topic"], str(r["partition"]), r["status"], r["evidence"], str(r["commits"]),
-                         f"{r['first_offset']}..{r['last_offset']}",
-                         f"{_n(r['first_lag'])}..{_n(r['last_lag'])}"])
+            body.append(
+                [
+                    r["group"],
+                    r["topic"],
+                    str(r["partition"]),
+                    r["status"],
+                    r["evidence"],
+                    str(r["commits"]),
+                    f"{r['first_offset']}..{r['last_offset']}",
+                    f"{_n(r['first_lag'])}..{_n(r['last_lag'])}",
+                ]
+            )
     out = aligned_text(head, body)
     for g in statuses:
         w = g.worst
@@ -98,13 +121,20 @@ def watch(
     all_groups: bool = _ALL_GROUPS,
     bootstrap_server: str = _BOOTSTRAP,
     zookeeper: str = _ZOOKEEPER,
-    log_dir: list[Path] = typer.Option(None, "--log-dir", help="Broker log dir(s) with __consumer_offsets-* (offline)."),
+    log_dir: list[Path] = typer.Option(
+        None, "--log-dir", help="Broker log dir(s) with __consumer_offsets-* (offline)."
+    ),
     command_config: CommandConfig = None,
     topic: list[str] = _TOPIC,
-    window: int = typer.Option(10, "--window", help="Commits a window holds; live, also the number of rounds."),
+    window: int = typer.Option(
+        10, "--window", help="Commits a window holds; live, also the number of rounds."
+    ),
     interval: float = typer.Option(10.0, "--interval", help="Live: seconds between rounds."),
-    now: int = typer.Option(None, "--now", help="Offline: judge at this time in ms, on the history up to it "
-                                                 "(default: the newest commit)."),
+    now: int = typer.Option(
+        None,
+        "--now",
+        help="Offline: judge at this time in ms, on the history up to it (default: the newest commit).",
+    ),
     output_format: str = typer.Option("text", "--format", help="text, json, ndjson, csv or table."),
     timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> None:
@@ -121,7 +151,9 @@ def watch(
         raise CliError(f"--interval: {interval:g} is not between 0 and 86400 seconds", EXIT_USAGE)
     if now is not None and now < 0:
         raise CliError(f"--now: {now} is not a time in ms since the epoch", EXIT_USAGE)
-    zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, log_dir)
+    zookeeper, bootstrap_server, command_config = _profile(
+        zookeeper, bootstrap_server, command_config, log_dir
+    )
     source = _check_source(bootstrap_server, zookeeper, log_dir)
     if now is not None and source != "log-dir":
         raise CliError("--now judges a history read offline: it goes with --log-dir")
@@ -131,8 +163,20 @@ def watch(
     else:
         # --timeout bounds the cluster work; the waits between rounds come on top of it
         deadline += (window - 1) * interval
-        statuses = _live(source, bootstrap_server, zookeeper, command_config, timeout, deadline, groups, all_groups,
-                         topics, window, interval, fmt)
+        statuses = _live(
+            source,
+            bootstrap_server,
+            zookeeper,
+            command_config,
+            timeout,
+            deadline,
+            groups,
+            all_groups,
+            topics,
+            window,
+            interval,
+            fmt,
+        )
     if wanted:
         missing = sorted(wanted - {g.group for g in statuses})
         for g in missing:
@@ -143,8 +187,9 @@ def watch(
         raise typer.Exit(code)
 
 
-def _offline(log_dir: list[Path], wanted: set[str] | None, topics: set[str] | None, window: int,
-             now: int | None) -> list[Any]:
+def _offline(
+    log_dir: list[Path], wanted: set[str] | None, topics: set[str] | None, window: int, now: int | None
+) -> list[Any]:
     from kafkatool.ops import lagstatus as ls
     from kafkatool.ops.offsets_log import replay_log_dirs
 
@@ -159,8 +204,9 @@ def _offline(log_dir: list[Path], wanted: set[str] | None, topics: set[str] | No
     if topics is not None:
         windows = {k: v for k, v in windows.items() if k[1] in topics}
     judged_at = now if now is not None else newest
-    return ls.evaluate_groups(windows, window, judged_at, evidence=ls.LOG,
-                              current_lags=ls.current_lags_at(windows, ends, judged_at))
+    return ls.evaluate_groups(
+        windows, window, judged_at, evidence=ls.LOG, current_lags=ls.current_lags_at(windows, ends, judged_at)
+    )
 
 
 def _emitter(fmt: str) -> Any:
@@ -172,9 +218,20 @@ def _emitter(fmt: str) -> Any:
     return emit
 
 
-def _live(source: str, bootstrap: str | None, zookeeper: str | None, command_config: Any, timeout: float,
-          deadline: float, groups: list[str], all_groups: bool, topics: set[str] | None, window: int,
-          interval: float, fmt: str) -> list[Any]:
+def _live(
+    source: str,
+    bootstrap: str | None,
+    zookeeper: str | None,
+    command_config: Any,
+    timeout: float,
+    deadline: float,
+    groups: list[str],
+    all_groups: bool,
+    topics: set[str] | None,
+    window: int,
+    interval: float,
+    fmt: str,
+) -> list[Any]:
     from kafkatool.cluster.commit_log import CommitLogUnavailable, CommitTail
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.ops import lagstatus as ls
@@ -185,11 +242,20 @@ def _live(source: str, bootstrap: str | None, zookeeper: str | None, command_con
     with _translate():
         if source == "zookeeper":
             assert zookeeper is not None
-            with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap, command_config, timeout, deadline, zk) as bo:
+            with (
+                _zookeeper(zookeeper, timeout) as zk,
+                _brokers(bootstrap, command_config, timeout, deadline, zk) as bo,
+            ):
                 kg = KafkaGroups(bo)
                 names = (lambda: zk.list_groups()) if all_groups else (lambda: groups)
-                samples = watch_samples(lambda ns: rep.gather_zookeeper(zk, bo, ns, None, kg), names, window,
-                                        interval, clock, emit)
+                samples = watch_samples(
+                    lambda ns: rep.gather_zookeeper(zk, bo, ns, None, kg),
+                    names,
+                    window,
+                    interval,
+                    clock,
+                    emit,
+                )
         else:
             with _brokers(bootstrap, command_config, timeout, deadline) as bo:
                 kg = KafkaGroups(bo)
@@ -197,15 +263,26 @@ def _live(source: str, bootstrap: str | None, zookeeper: str | None, command_con
                 try:
                     tail.open()
                 except CommitLogUnavailable as exc:
-                    sys.stderr.write(f"kafkatool: note: __consumer_offsets cannot be read ({exc}): "
-                                     "judging on committed offsets sampled every --interval\n")
+                    sys.stderr.write(
+                        f"kafkatool: note: __consumer_offsets cannot be read ({exc}): "
+                        "judging on committed offsets sampled every --interval\n"
+                    )
                 else:
-                    cw = CommitWatch(tail, bo, window, clock, groups=None if all_groups else set(groups),
-                                     topics=topics, list_groups=kg.list_groups if all_groups else None, emit=emit)
+                    cw = CommitWatch(
+                        tail,
+                        bo,
+                        window,
+                        clock,
+                        groups=None if all_groups else set(groups),
+                        topics=topics,
+                        list_groups=kg.list_groups if all_groups else None,
+                        emit=emit,
+                    )
                     return cw.run(window, interval)
                 names = kg.list_groups if all_groups else (lambda: groups)
-                samples = watch_samples(lambda ns: rep.gather_kafka(kg, bo, ns, None), names, window, interval,
-                                        clock, emit)
+                samples = watch_samples(
+                    lambda ns: rep.gather_kafka(kg, bo, ns, None), names, window, interval, clock, emit
+                )
     windows = samples.windows
     if topics is not None:
         windows = {k: v for k, v in windows.items() if k[1] in topics}
@@ -221,7 +298,15 @@ def _render(statuses: list[Any], fmt: str) -> None:
                 sys.stdout.write(dumps({"type": "partition", **p.row()}) + "\n")
             sys.stdout.write(dumps({"type": "group", **g.row()}) + "\n")
     elif fmt == "json":
-        sys.stdout.write(dumps({"groups": [{**g.row(), "partition_statuses": [p.row() for p in g.partitions]}
-                                           for g in statuses]}) + "\n")
+        sys.stdout.write(
+            dumps(
+                {
+                    "groups": [
+                        {**g.row(), "partition_statuses": [p.row() for p in g.partitions]} for g in statuses
+                    ]
+                }
+            )
+            + "\n"
+        )
     else:
         render_rows([p.row() for g in statuses for p in g.partitions], fmt, PARTITION_COLUMNS)

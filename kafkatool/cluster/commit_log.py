@@ -120,11 +120,26 @@ class CommitTail:
 
         T = FetchRequest.FetchTopic
         P = T.FetchPartition
-        parts = [P(partition=p, current_leader_epoch=-1, fetch_offset=self.positions[p], last_fetched_epoch=-1,
-                   log_start_offset=-1, partition_max_bytes=PARTITION_BYTES) for p in sorted(partitions)]
+        parts = [
+            P(
+                partition=p,
+                current_leader_epoch=-1,
+                fetch_offset=self.positions[p],
+                last_fetched_epoch=-1,
+                log_start_offset=-1,
+                partition_max_bytes=PARTITION_BYTES,
+            )
+            for p in sorted(partitions)
+        ]
         return FetchRequest(
-            replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=RESPONSE_BYTES, isolation_level=0, session_id=0,
-            session_epoch=-1, rack_id="",
+            replica_id=-1,
+            max_wait_ms=0,
+            min_bytes=0,
+            max_bytes=RESPONSE_BYTES,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            rack_id="",
             topics=[T(topic=OFFSETS_TOPIC, topic_id=meta.topic_ids.get(OFFSETS_TOPIC), partitions=parts)],
             forgotten_topics_data=[],
         )

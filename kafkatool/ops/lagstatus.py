@@ -100,12 +100,20 @@ class PartitionStatus:
         first = self.window[0] if self.window else None
         last = self.window[-1] if self.window else None
         return {
-            "group": self.group, "topic": self.topic, "partition": self.partition, "status": self.status,
-            "evidence": self.evidence, "commits": len(self.window), "complete": self.complete,
-            "first_offset": first.offset if first else None, "last_offset": last.offset if last else None,
-            "first_lag": first.lag if first else None, "last_lag": last.lag if last else None,
+            "group": self.group,
+            "topic": self.topic,
+            "partition": self.partition,
+            "status": self.status,
+            "evidence": self.evidence,
+            "commits": len(self.window),
+            "complete": self.complete,
+            "first_offset": first.offset if first else None,
+            "last_offset": last.offset if last else None,
+            "first_lag": first.lag if first else None,
+            "last_lag": last.lag if last else None,
             "current_lag": self.current_lag,
-            "first_commit_ms": first.timestamp if first else None, "last_commit_ms": last.timestamp if last else None,
+            "first_commit_ms": first.timestamp if first else None,
+            "last_commit_ms": last.timestamp if last else None,
         }
 
 
@@ -126,12 +134,19 @@ class GroupStatus:
 
     def row(self) -> dict:
         w = self.worst
-        return {"group": self.group, "status": self.status, "evidence": self.evidence,
-                "partitions": len(self.partitions),
-                "worst_partition": None if w is None else {"topic": w.topic, "partition": w.partition,
-                                                           "status": w.status},
-                "counts": {s: sum(1 for p in self.partitions if p.status == s)
-                           for s in (OK, WARN, STOP, STALL, REWIND, UNKNOWN)}}
+        return {
+            "group": self.group,
+            "status": self.status,
+            "evidence": self.evidence,
+            "partitions": len(self.partitions),
+            "worst_partition": None
+            if w is None
+            else {"topic": w.topic, "partition": w.partition, "status": w.status},
+            "counts": {
+                s: sum(1 for p in self.partitions if p.status == s)
+                for s in (OK, WARN, STOP, STALL, REWIND, UNKNOWN)
+            },
+        }
 
 
 # -- the rules ----------------------------------------------------------------------------------
@@ -165,8 +180,14 @@ def lag_never_decreased(lags: Sequence[int | None]) -> bool:
     return len(known) >= 2 and all(known[i] >= known[i - 1] for i in range(1, len(known)))
 
 
-def evaluate(window: Sequence[Commit], now_ms: int, *, current_lag: int | None = None,
-             recent_ends: Iterable[int] = (), evidence: str = LOG) -> str:
+def evaluate(
+    window: Sequence[Commit],
+    now_ms: int,
+    *,
+    current_lag: int | None = None,
+    recent_ends: Iterable[int] = (),
+    evidence: str = LOG,
+) -> str:
     """Burrow's rules, in Burrow's order, over one partition's window (oldest first).
 
     `current_lag` is the newest end offset minus the last commit (None: take the last entry's lag);
@@ -209,8 +230,13 @@ def group_statuses(parts: Iterable[PartitionStatus]) -> list[GroupStatus]:
 
 
 def evaluate_groups(
-    windows: dict[Key, list[Commit]], size: int, now_ms: int, *, evidence: str = LOG,
-    current_lags: dict[Key, int | None] | None = None, recent_ends: dict[tuple[str, int], Sequence[int]] | None = None,
+    windows: dict[Key, list[Commit]],
+    size: int,
+    now_ms: int,
+    *,
+    evidence: str = LOG,
+    current_lags: dict[Key, int | None] | None = None,
+    recent_ends: dict[tuple[str, int], Sequence[int]] | None = None,
 ) -> list[GroupStatus]:
     """Statuses of every partition (its last `size` entries) and of every group, by group name."""
     parts = []
@@ -219,8 +245,18 @@ def evaluate_groups(
         cur = (current_lags or {}).get((g, t, p))
         ends = (recent_ends or {}).get((t, p), ())
         status = evaluate(w, now_ms, current_lag=cur, recent_ends=ends, evidence=evidence)
-        parts.append(PartitionStatus(g, t, p, status, w, len(w) >= size, evidence,
-                                     cur if cur is not None else (w[-1].lag if w else None)))
+        parts.append(
+            PartitionStatus(
+                g,
+                t,
+                p,
+                status,
+                w,
+                len(w) >= size,
+                evidence,
+                cur if cur is not None else (w[-1].lag if w else None),
+            )
+        )
     return group_statuses(parts)
 
 
@@ -234,23 +270,27 @@ def exit_code(groups: Iterable[GroupStatus]) -> int:
 
 
 class CommitWindows:
-    """Per group-partition, its last `size` commits as Burrow stores them, plus each partition's
-    newest end offsets (the lag of a commit is the newest end offset when it is seen)."""
+    """Per group-partition, its last `size` commits as Burrow stores them, plus each partition's end
+    offsets as read (the lag of a commit is the newest end offset when it is seen).
+
+    Rule 2's exception looks at end offsets read after the last commit and within the window's span
+    before now: caught up since it last committed, and recently, so its silence is not yet a stop.
+    """
 
     def __init__(self, size: int, min_distance_ms: int = MIN_DISTANCE_MS) -> None:
         self.size = size
         self.min_distance_ms = min_distance_ms
         self.windows: dict[Key, deque[Commit]] = {}
-        self.ends: dict[tuple[str, int], deque[int]] = {}
+        self.ends: dict[tuple[str, int], deque[tuple[int, int]]] = {}
 
-    def end_offset(self, topic: str, partition: int, end: int | None) -> None:
-        """A new end offset of a partition (kept: the last `size`, for rule 2's exception)."""
+    def end_offset(self, topic: str, partition: int, end: int | None, at_ms: int) -> None:
+        """An end offset of a partition read at `at_ms` (the last `size` are kept)."""
         if end is not None and end >= 0:
-            self.ends.setdefault((topic, partition), deque(maxlen=max(self.size, 1))).append(end)
+            self.ends.setdefault((topic, partition), deque(maxlen=max(self.size, 1))).append((at_ms, end))
 
     def latest_end(self, topic: str, partition: int) -> int | None:
         d = self.ends.get((topic, partition))
-        return d[-1] if d else None
+        return d[-1][1] if d else None
 
     def add(self, key: Key, offset: int, ts: int, lag: int | None = None) -> Commit:
         """Store a commit; with no `lag` given, the lag against the newest end offset known."""
@@ -271,17 +311,44 @@ class CommitWindows:
             return None
         return max(0, end - w[-1].offset)
 
+    def recent_ends(self, key: Key, now_ms: int) -> list[int]:
+        w = self.windows.get(key)
+        if not w:
+            return []
+        span = w[-1].timestamp - w[0].timestamp
+        return [
+            e for t, e in self.ends.get((key[1], key[2]), ()) if t >= w[-1].timestamp and now_ms - t <= span
+        ]
+
     def judge(self, key: Key, now_ms: int, evidence: str = COMMITS) -> PartitionStatus:
         w = list(self.windows.get(key, ()))
         cur = self.current_lag(key)
-        status = evaluate(w, now_ms, current_lag=cur, recent_ends=self.ends.get((key[1], key[2]), ()),
-                          evidence=evidence)
-        return PartitionStatus(key[0], key[1], key[2], status, w, len(w) >= self.size, evidence,
-                               cur if cur is not None else (w[-1].lag if w else None))
+        status = evaluate(
+            w, now_ms, current_lag=cur, recent_ends=self.recent_ends(key, now_ms), evidence=evidence
+        )
+        return PartitionStatus(
+            key[0],
+            key[1],
+            key[2],
+            status,
+            w,
+            len(w) >= self.size,
+            evidence,
+            cur if cur is not None else (w[-1].lag if w else None),
+        )
 
-    def statuses(self, now_ms: int, evidence: str = COMMITS, groups: set[str] | None = None,
-                 topics: set[str] | None = None) -> list[GroupStatus]:
-        keys = [k for k in self.windows if (groups is None or k[0] in groups) and (topics is None or k[1] in topics)]
+    def statuses(
+        self,
+        now_ms: int,
+        evidence: str = COMMITS,
+        groups: set[str] | None = None,
+        topics: set[str] | None = None,
+    ) -> list[GroupStatus]:
+        keys = [
+            k
+            for k in self.windows
+            if (groups is None or k[0] in groups) and (topics is None or k[1] in topics)
+        ]
         return group_statuses(self.judge(k, now_ms, evidence) for k in keys)
 
 
@@ -349,7 +416,9 @@ def _first_offset(pdir: Path) -> int:
 
 
 def windows_from_history(
-    events: Iterable[object], end_offsets: EndOffsetsAt, groups: set[str] | None = None,
+    events: Iterable[object],
+    end_offsets: EndOffsetsAt,
+    groups: set[str] | None = None,
     until_ms: int | None = None,
 ) -> tuple[dict[Key, list[Commit]], int]:
     """Per group-partition, its commits in log order with the lag at each; and the newest commit time.
@@ -377,7 +446,9 @@ def windows_from_history(
     return windows, newest
 
 
-def current_lags_at(windows: dict[Key, list[Commit]], end_offsets: EndOffsetsAt, now_ms: int) -> dict[Key, int | None]:
+def current_lags_at(
+    windows: dict[Key, list[Commit]], end_offsets: EndOffsetsAt, now_ms: int
+) -> dict[Key, int | None]:
     """Offline rule 1: the end offset at `now` minus each partition's last commit (None off disk)."""
     out: dict[Key, int | None] = {}
     for (g, t, p), commits in windows.items():

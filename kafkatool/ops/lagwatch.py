@@ -32,9 +32,18 @@ def _noop(_: dict) -> None:
 class CommitWatch:
     """Windows of commits read from `__consumer_offsets`, judged as commits arrive."""
 
-    def __init__(self, tail: Any, brokers: Any, size: int, clock: ls.Clock, *, groups: set[str] | None,
-                 topics: set[str] | None = None, list_groups: Callable[[], Iterable[str]] | None = None,
-                 emit: Emit = _noop) -> None:
+    def __init__(
+        self,
+        tail: Any,
+        brokers: Any,
+        size: int,
+        clock: ls.Clock,
+        *,
+        groups: set[str] | None,
+        topics: set[str] | None = None,
+        list_groups: Callable[[], Iterable[str]] | None = None,
+        emit: Emit = _noop,
+    ) -> None:
         self.tail = tail
         self.brokers = brokers
         self.windows = ls.CommitWindows(size)
@@ -81,13 +90,10 @@ class CommitWatch:
 
     def _lags_at_commit_times(self) -> None:
         """History commits (stored with lag -1): the end offset when each was made, by timestamp."""
-        from kafkatool.cluster.groups import LATEST
 
         todo = [(k, i, c) for k, w in self.windows.windows.items() for i, c in enumerate(w) if c.lag == -1]
         tps = {(k[1], k[2]) for k, _, _ in todo}
-        latest = self.brokers.list_offsets(dict.fromkeys(tps, LATEST)) if tps else {}
-        for tp, lo in latest.items():
-            self.windows.end_offset(tp[0], tp[1], lo.offset)
+        self._read_ends(tps)
         asks: dict[tuple[str, int], set[int]] = {}
         for k, _, c in todo:
             asks.setdefault((k[1], k[2]), set()).add(c.timestamp)
@@ -101,20 +107,40 @@ class CommitWatch:
             pending = {tp: ts for tp, ts in pending.items() if ts}
         for k, i, c in todo:
             end = ends.get((k[1], k[2], c.timestamp))
-            self.windows.windows[k][i] = ls.Commit(c.offset, c.timestamp, None if end is None else max(0, end - c.offset))
+            self.windows.windows[k][i] = ls.Commit(
+                c.offset, c.timestamp, None if end is None else max(0, end - c.offset)
+            )
+
+    def _read_ends(self, tps: Iterable[tuple[str, int]]) -> None:
+        from kafkatool.cluster.groups import LATEST
+
+        tps = set(tps)
+        if tps:
+            now = self.clock.now_ms()
+            for tp, lo in self.brokers.list_offsets(dict.fromkeys(tps, LATEST)).items():
+                self.windows.end_offset(tp[0], tp[1], lo.offset, now)
 
     def _follow_until(self, until_ms: int) -> None:
         while True:
-            seen = self.tail.poll()
+            seen = [c for c in self.tail.poll() if self._wanted(c.group, c.topic, during_run=True)]
+            # the lag of a commit: the end offset right when it is seen
+            self._read_ends((c.topic, c.partition) for c in seen)
             now = self.clock.now_ms()
             for c in seen:
-                if not self._wanted(c.group, c.topic, during_run=True):
-                    continue
                 key = (c.group, c.topic, c.partition)
                 entry = self.windows.add(key, c.offset, c.commit_timestamp)
-                self.emit({"type": "commit", "time_ms": now, "group": c.group, "topic": c.topic,
-                           "partition": c.partition, "offset": c.offset, "commit_ms": c.commit_timestamp,
-                           "lag": entry.lag})
+                self.emit(
+                    {
+                        "type": "commit",
+                        "time_ms": now,
+                        "group": c.group,
+                        "topic": c.topic,
+                        "partition": c.partition,
+                        "offset": c.offset,
+                        "commit_ms": c.commit_timestamp,
+                        "lag": entry.lag,
+                    }
+                )
             self._judge()
             left = until_ms - self.clock.now_ms()
             if left <= 0:
@@ -123,13 +149,8 @@ class CommitWatch:
                 self.clock.sleep(min(POLL_SECONDS, left / 1000))
 
     def _refresh(self) -> None:
-        from kafkatool.cluster.groups import LATEST
-
         self._listing()
-        tps = {(k[1], k[2]) for k in self._keys()}
-        if tps:
-            for tp, lo in self.brokers.list_offsets(dict.fromkeys(tps, LATEST)).items():
-                self.windows.end_offset(tp[0], tp[1], lo.offset)
+        self._read_ends((k[1], k[2]) for k in self._keys())
 
     def _listing(self) -> None:
         if self.groups is None and self.list_groups is not None:
@@ -155,12 +176,27 @@ class CommitWatch:
             st = self.windows.judge(k, now, ls.COMMITS)
             if self.last.get(k) != st.status:
                 self.last[k] = st.status
-                self.emit({"type": "verdict", "time_ms": now, "group": k[0], "topic": k[1], "partition": k[2],
-                           "status": st.status, "evidence": ls.COMMITS})
+                self.emit(
+                    {
+                        "type": "verdict",
+                        "time_ms": now,
+                        "group": k[0],
+                        "topic": k[1],
+                        "partition": k[2],
+                        "status": st.status,
+                        "evidence": ls.COMMITS,
+                    }
+                )
 
 
-def watch_samples(gather: Callable[[list[str]], Iterable[Any]], names: Callable[[], list[str]], rounds: int,
-                  interval: float, clock: ls.Clock, emit: Emit = _noop) -> ls.SampleWindows:
+def watch_samples(
+    gather: Callable[[list[str]], Iterable[Any]],
+    names: Callable[[], list[str]],
+    rounds: int,
+    interval: float,
+    clock: ls.Clock,
+    emit: Emit = _noop,
+) -> ls.SampleWindows:
     """`rounds` samples `interval` apart; the group list (`names`) is read again every round."""
     samples = ls.SampleWindows()
     for i in range(rounds):
@@ -172,6 +208,16 @@ def watch_samples(gather: Callable[[list[str]], Iterable[Any]], names: Callable[
                 if r.topic is None or r.partition is None:
                     continue
                 samples.add((r.group, r.topic, r.partition), r.current_offset, r.lag, taken)
-                emit({"type": "sample", "sample": i + 1, "time_ms": taken, "group": r.group, "topic": r.topic,
-                      "partition": r.partition, "offset": r.current_offset, "lag": r.lag})
+                emit(
+                    {
+                        "type": "sample",
+                        "sample": i + 1,
+                        "time_ms": taken,
+                        "group": r.group,
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "offset": r.current_offset,
+                        "lag": r.lag,
+                    }
+                )
     return samples
