@@ -299,6 +299,9 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
     plan_sizes = _sizes_of(result)
     scores = [("current", score(result.current, result.current, result.brokers, plan_sizes)),
               (result.strategy, score(result.current, result.proposed, result.brokers, plan_sizes))]
+    if result.compared is not None:
+        other_name = "minimal" if result.strategy == "kafka" else "kafka"
+        scores.append((other_name, score(result.current, result.compared, result.brokers, plan_sizes)))
     printed = result.printed_proposal()
     plan_path = None
     if not o.no_plan_file:

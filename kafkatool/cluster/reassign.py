@@ -500,6 +500,7 @@ class GenerateResult:
     summary: MoveSummary
     comparison: list[MoveSummary] = field(default_factory=list)
     sizes: dict[TopicPartition, int] | None = None  # the partition sizes planned with (None: unknown)
+    compared: Assignment | None = None  # --compare: the other strategy's plan
 
     @property
     def changed(self) -> Assignment:
@@ -575,6 +576,7 @@ def generate(
         raise ReassignInputError(f"--strategy: {strategy!r} is not one of kafka, minimal")
     summary = summarize(current, proposed, metas, sizes, strategy)
     comparison = []
+    other = None
     if compare:
         other = plan_minimal(current, metas, sizes, goals) if strategy == "kafka" else kafka_plan()
         other_name = "minimal" if strategy == "kafka" else "kafka"
@@ -583,7 +585,7 @@ def generate(
         current=current, proposed=proposed, brokers=metas, strategy=strategy,
         seed=used_seed if strategy == "kafka" or compare else None,
         start_index=start_index, replica_shift=replica_shift, rack_aware=rack_aware,
-        summary=summary, comparison=comparison, sizes=sizes,
+        summary=summary, comparison=comparison, sizes=sizes, compared=other,
     )
 
 
