@@ -122,6 +122,8 @@ class _Planner:
         self._change_replication_factor()
         self.tcount: dict[tuple[str, int], int] = {}
         self.thosted: dict[tuple[str, int], set[int]] = {}
+        self.btopics: dict[int, set[str]] = {b: set() for b in self.brokers}
+        self.flexcount = dict.fromkeys(self.brokers, 0)
         for i, reps in enumerate(self.replicas):
             if len(set(reps)) > len(self.brokers):
                 raise AssignmentError(
@@ -130,17 +132,34 @@ class _Planner:
             for b in reps:
                 if b in self.target:
                     self._host(i, b, +1)
+            self._flex_update(i, +1)
 
     def _host(self, i: int, b: int, delta: int) -> None:
         key = (self.topic[i], b)
         self.count[b] += delta
-        self.tcount[key] = self.tcount.get(key, 0) + delta
+        n = self.tcount.get(key, 0) + delta
+        self.tcount[key] = n
         if delta > 0:
             self.hosted[b].add(i)
             self.thosted.setdefault(key, set()).add(i)
+            self.btopics[b].add(key[0])
         else:
             self.hosted[b].discard(i)
             self.thosted[key].discard(i)
+            if n == 0:
+                self.btopics[b].discard(key[0])
+
+    def _flex(self, i: int, b: int) -> bool:
+        """May b's replica of partition i go to a broker of another rack (no rack of i is lost)?"""
+        reps = self.replicas[i]
+        r = self.rack.get(b)
+        return sum(1 for c in reps if self.rack.get(c) == r) >= 2 or len(self._racks(reps)) < self._wanted_spread(i)
+
+    def _flex_update(self, i: int, delta: int) -> None:
+        if self.rack:
+            for b in self.replicas[i]:
+                if b in self.target and self._flex(i, b):
+                    self.flexcount[b] += delta
 
     def _changed(self, i: int) -> None:
         if i not in self._ordered:
@@ -193,8 +212,8 @@ class _Planner:
         reps = self.replicas[i]
         if dst in reps:
             return False
-        if not self.rack:
-            return True
+        if not self.rack or self.rack.get(reps[slot]) == self.rack[dst]:
+            return True  # same rack (or no racks): the partition's racks stay as they are
         others = [b for k, b in enumerate(reps) if k != slot]
         return len(self._racks(others) | {self.rack[dst]}) >= len(self._racks(reps))
 
@@ -202,10 +221,12 @@ class _Planner:
 
     def _move(self, i: int, slot: int, dst: int) -> None:
         src = self.replicas[i][slot]
+        self._flex_update(i, -1)
         if src in self.target:
             self._host(i, src, -1)
         self.replicas[i][slot] = dst
         self._host(i, dst, +1)
+        self._flex_update(i, +1)
         self._changed(i)
 
     def _relocate(self, i: int, slot: int) -> None:
@@ -300,12 +321,21 @@ class _Planner:
     def _move_one(self, src: int, dsts: list[int]) -> bool:
         """Move a replica from src to the emptiest destination that may take it: of the topic src holds
         most more of than that destination, the smallest partition first."""
+        src_rack = self.rack.get(src) if self.rack else None
         for dst in dsts:
-            for i in sorted(self.hosted[src], key=lambda i, dst=dst: self._excess_key(i, src, dst)):  # type: ignore[misc]
-                slot = self.replicas[i].index(src)
-                if self._may_take(i, slot, dst):
-                    self._move(i, slot, dst)
-                    return True
+            other_rack = bool(self.rack) and self.rack[dst] != src_rack
+            if other_rack and not self.flexcount[src]:
+                continue  # every replica on src is its partition's only one in src's rack
+            order = sorted(self.btopics[src], key=lambda t, dst=dst: (  # type: ignore[misc]
+                self.tcount.get((t, dst), 0) - self.tcount.get((t, src), 0), t))
+            for t in order:
+                for i in sorted(self.thosted[(t, src)], key=lambda i: (self.size[i], i)):
+                    if other_rack and not self._flex(i, src):
+                        continue
+                    slot = self.replicas[i].index(src)
+                    if self._may_take(i, slot, dst):
+                        self._move(i, slot, dst)
+                        return True
         return False
 
     def _excess_key(self, i: int, src: int, dst: int) -> tuple[int, int, int]:
