@@ -34,7 +34,9 @@ from kafkatool.jvm.random import JavaRandom  # noqa: E402
 GRID = ((6, 100), (12, 1000), (30, 10_000), (100, 10_000), (100, 100_000))
 
 
-def cluster(brokers: int, partitions: int, seed: int = 1) -> tuple[dict, dict, list[BrokerMetadata], list[str]]:
+def cluster(
+    brokers: int, partitions: int, seed: int = 1
+) -> tuple[dict, dict, list[BrokerMetadata], list[str]]:
     rng = random.Random(seed)
     metas = [BrokerMetadata(b, f"rack{b % 3}") for b in range(1, brokers + 1)]
     old = metas[: max(3, round(brokers * 0.85))]
@@ -68,24 +70,62 @@ def run(brokers: int, partitions: int, repeat: int) -> list[dict]:
                 plan = plan_minimal(current, metas, sizes)
             best = min(best, time.perf_counter() - t0)
         s = score(current, plan, metas, sizes)
-        rows.append({"brokers": brokers, "partitions": len(current), "topics": len(topics), "strategy": name,
-                     "moves": s.replica_moves, "lower_bound": lb, "gib_moved": round((s.bytes_to_move or 0) / 2**30, 1),
-                     "replica_spread": s.replicas_per_broker[1] - s.replicas_per_broker[0],
-                     "leader_spread": s.leaders_per_broker[1] - s.leaders_per_broker[0],
-                     "topics_replicas_uneven": s.topics_replicas_uneven,
-                     "topics_leaders_uneven": s.topics_leaders_uneven,
-                     "short_of_racks": s.partitions_short_of_racks, "seconds": round(best, 3)})
+        rows.append(
+            {
+                "brokers": brokers,
+                "partitions": len(current),
+                "topics": len(topics),
+                "strategy": name,
+                "moves": s.replica_moves,
+                "lower_bound": lb,
+                "gib_moved": round((s.bytes_to_move or 0) / 2**30, 1),
+                "replica_spread": s.replicas_per_broker[1] - s.replicas_per_broker[0],
+                "leader_spread": s.leaders_per_broker[1] - s.leaders_per_broker[0],
+                "topics_replicas_uneven": s.topics_replicas_uneven,
+                "topics_leaders_uneven": s.topics_leaders_uneven,
+                "short_of_racks": s.partitions_short_of_racks,
+                "seconds": round(best, 3),
+            }
+        )
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    head = ["brokers", "partitions", "topics", "strategy", "moves", "lower bound", "GiB moved", "replicas/broker spread",
-            "leaders/broker spread", "topics uneven (replicas)", "topics uneven (leaders)", "short of racks", "seconds"]
-    keys = ["brokers", "partitions", "topics", "strategy", "moves", "lower_bound", "gib_moved", "replica_spread",
-            "leader_spread", "topics_replicas_uneven", "topics_leaders_uneven", "short_of_racks", "seconds"]
+    head = [
+        "brokers",
+        "partitions",
+        "topics",
+        "strategy",
+        "moves",
+        "lower bound",
+        "GiB moved",
+        "replicas/broker spread",
+        "leaders/broker spread",
+        "topics uneven (replicas)",
+        "topics uneven (leaders)",
+        "short of racks",
+        "seconds",
+    ]
+    keys = [
+        "brokers",
+        "partitions",
+        "topics",
+        "strategy",
+        "moves",
+        "lower_bound",
+        "gib_moved",
+        "replica_spread",
+        "leader_spread",
+        "topics_replicas_uneven",
+        "topics_leaders_uneven",
+        "short_of_racks",
+        "seconds",
+    ]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        out.append("| " + " | ".join(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys) + " |")
+        out.append(
+            "| " + " | ".join(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys) + " |"
+        )
     return "\n".join(out)
 
 
@@ -100,7 +140,7 @@ def main() -> int:
         b, p = (int(x) for x in cell.split("x"))
         rows += run(b, p, a.repeat)
         if not a.json:
-            print(table(rows[-2:]).splitlines()[-2:][0], file=sys.stderr)
+            print("\n".join(table(rows[-2:]).splitlines()[2:]), file=sys.stderr, flush=True)
     print(json.dumps(rows, indent=1) if a.json else table(rows))
     return 0
 

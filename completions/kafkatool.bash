@@ -114,8 +114,9 @@ _kafkatool() {
                 --abort-ratio) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --segment-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --consumer-group) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --log-append-time --segment-bytes --seed --consumer-group -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "index")

@@ -95,6 +95,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l abort-ratio -
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l log-append-time -d 'Stamp batches with LogAppendTime.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l segment-bytes -r -F -d 'Roll segments at this size.'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l seed -r -F -d 'Seed of the data: the same seed writes the same bytes.'
+complete -c kafkatool -n '__fish_seen_subcommand_from generate' -l consumer-group -r -F -d 'Also write __consumer_offsets with GROUP\'s commits: every 100 records, a few beh'
 complete -c kafkatool -n '__fish_seen_subcommand_from generate' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from index' -a dump -d 'Print the entries of index files, as kafka-dump-log.sh does.
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import kafkatool.cli.generate  # noqa: F401 - registers `generate`
 import kafkatool.cli.offsets_watch as offsets_watch
 from kafkatool.log.records import Record
 from kafkatool.log.writer import SegmentWriter, encode_v2_batch
@@ -632,3 +633,19 @@ def test_live_commits_history_fills_the_window_at_start(clock: FakeClock) -> Non
     assert (first["time_ms"], first["status"]) == (T0 + 100_000, "STOP")  # 40 s since 60 s > the 10 s span
     part = next(x for x in lines if x["type"] == "partition")
     assert part["evidence"] == "commits" and part["last_offset"] == 580 and part["last_lag"] == 20
+
+
+def test_a_generated_group_history_is_ok_while_it_commits_and_stop_after(tmp_path: Path) -> None:
+    """`generate --consumer-group`: commits every 100 records (record i written at T0 + i ms), a few
+    behind, until 80% of the log: at T0+1 s OK (lag up and down, never zero), at T0+5 s STOP (the last
+    commit at 1602 ms; its ten commits span 900 ms; 3.4 s of silence)."""
+    res = run_kafkatool(
+        "generate", str(tmp_path / "d"), "--topic", "orders", "--records", "2000", "--consumer-group", "app"
+    )
+    assert res.code == 0, res.err
+    _, groups, _ = watch_json(tmp_path / "d", "--group", "app", "--now", str(T0 + 1000))
+    p = groups["app"]["partition_statuses"][0]
+    assert (p["status"], p["last_offset"], p["last_commit_ms"], p["commits"]) == ("OK", 892, T0 + 902, 9)
+    code, groups, _ = watch_json(tmp_path / "d", "--group", "app", "--now", str(T0 + 5000))
+    p = groups["app"]["partition_statuses"][0]
+    assert (code, p["status"], p["last_offset"], p["last_commit_ms"]) == (4, "STOP", 1592, T0 + 1602)

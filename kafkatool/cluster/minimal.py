@@ -153,7 +153,9 @@ class _Planner:
         """May b's replica of partition i go to a broker of another rack (no rack of i is lost)?"""
         reps = self.replicas[i]
         r = self.rack.get(b)
-        return sum(1 for c in reps if self.rack.get(c) == r) >= 2 or len(self._racks(reps)) < self._wanted_spread(i)
+        return sum(1 for c in reps if self.rack.get(c) == r) >= 2 or len(
+            self._racks(reps)
+        ) < self._wanted_spread(i)
 
     def _flex_update(self, i: int, delta: int) -> None:
         if self.rack:
@@ -326,8 +328,13 @@ class _Planner:
             other_rack = bool(self.rack) and self.rack[dst] != src_rack
             if other_rack and not self.flexcount[src]:
                 continue  # every replica on src is its partition's only one in src's rack
-            order = sorted(self.btopics[src], key=lambda t, dst=dst: (  # type: ignore[misc]
-                self.tcount.get((t, dst), 0) - self.tcount.get((t, src), 0), t))
+            order = sorted(
+                self.btopics[src],
+                key=lambda t, dst=dst: (  # type: ignore[misc]
+                    self.tcount.get((t, dst), 0) - self.tcount.get((t, src), 0),
+                    t,
+                ),
+            )
             for t in order:
                 for i in sorted(self.thosted[(t, src)], key=lambda i: (self.size[i], i)):
                     if other_rack and not self._flex(i, src):

@@ -76,7 +76,11 @@ def _value(rng: random.Random, n: int, i: int) -> bytes:
 
 
 JAVA_INT_MAX = 2**31 - 1
-_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint")
+_CHECKPOINTS = (
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+)
 _PRODUCER_ID = 1000
 _RECORD_OVERHEAD = 40  # key, header and varints of one v2 record beside its value, roughly
 
@@ -87,15 +91,30 @@ def check_spec(spec: GenerateSpec) -> None:
     if problem:
         raise GenerateInputError(f"--topic: {problem}")
     checks = (
-        (0 <= spec.partition <= JAVA_INT_MAX, f"--partition {spec.partition}: must be from 0 to {JAVA_INT_MAX}"),
+        (
+            0 <= spec.partition <= JAVA_INT_MAX,
+            f"--partition {spec.partition}: must be from 0 to {JAVA_INT_MAX}",
+        ),
         (spec.records >= 1, f"--records {spec.records}: must be at least 1"),
-        (1 <= spec.batch_records <= JAVA_INT_MAX, f"--batch-records {spec.batch_records}: must be from 1 to {JAVA_INT_MAX}"),
+        (
+            1 <= spec.batch_records <= JAVA_INT_MAX,
+            f"--batch-records {spec.batch_records}: must be from 1 to {JAVA_INT_MAX}",
+        ),
         (spec.magic in (0, 1, 2), f"--magic {spec.magic}: must be 0, 1 or 2"),
         (spec.key_space >= 0, f"--key-space {spec.key_space}: must be at least 1 (or 0 for keyless records)"),
-        (0 <= spec.value_bytes <= JAVA_INT_MAX, f"--value-bytes {spec.value_bytes}: must be from 0 to {JAVA_INT_MAX}"),
-        (0.0 <= spec.tombstone_ratio <= 1.0, f"--tombstones {spec.tombstone_ratio}: must be a fraction from 0 to 1"),
+        (
+            0 <= spec.value_bytes <= JAVA_INT_MAX,
+            f"--value-bytes {spec.value_bytes}: must be from 0 to {JAVA_INT_MAX}",
+        ),
+        (
+            0.0 <= spec.tombstone_ratio <= 1.0,
+            f"--tombstones {spec.tombstone_ratio}: must be a fraction from 0 to 1",
+        ),
         (0.0 <= spec.abort_ratio <= 1.0, f"--abort-ratio {spec.abort_ratio}: must be a fraction from 0 to 1"),
-        (1 <= spec.segment_bytes <= JAVA_INT_MAX, f"--segment-bytes {spec.segment_bytes}: must be from 1 to {JAVA_INT_MAX}"),
+        (
+            1 <= spec.segment_bytes <= JAVA_INT_MAX,
+            f"--segment-bytes {spec.segment_bytes}: must be from 1 to {JAVA_INT_MAX}",
+        ),
         (spec.index_interval >= 0, f"index interval {spec.index_interval}: must not be negative"),
     )
     for ok, message in checks:
@@ -121,7 +140,11 @@ def estimate_bytes(spec: GenerateSpec) -> int:
     raw = 61 + spec.batch_records * (spec.value_bytes + _RECORD_OVERHEAD)
     if raw <= 64 * 1024 * 1024:  # cheap enough to encode one for real (codec and all)
         n = min(spec.batch_records, spec.records)
-        first = len(_encode_data(spec, CODEC_NAMES[spec.codec], random.Random(spec.seed), 0, spec.start_timestamp, n, 0))
+        first = len(
+            _encode_data(
+                spec, CODEC_NAMES[spec.codec], random.Random(spec.seed), 0, spec.start_timestamp, n, 0
+            )
+        )
         raw = first * spec.batch_records // n
     marker = 78 if spec.transactional else 0
     index = 20 * ((raw + marker) // max(1, spec.index_interval) + 1)
@@ -146,7 +169,9 @@ def check_disk_space(log_dir: Path, needed: int) -> None:
         )
 
 
-def _encode_data(spec: GenerateSpec, codec: int, rng: random.Random, offset: int, ts: int, n: int, seq: int) -> bytes:
+def _encode_data(
+    spec: GenerateSpec, codec: int, rng: random.Random, offset: int, ts: int, n: int, seq: int
+) -> bytes:
     """One data batch (v2) or message set (v0/v1) of `n` records from `offset`, timestamps from `ts`."""
     recs = []
     headers = (("source", b"kafkatool-generate"),) if spec.headers and spec.magic >= 2 else ()
@@ -181,8 +206,14 @@ class _ProducerState:
         self.entry: ProducerSnapshotEntry | None = None
 
     def data(self, first: int, last: int, last_seq: int, timestamp: int) -> None:
-        txn_first = self.entry.current_txn_first_offset if self.entry and self.entry.current_txn_first_offset >= 0 else first
-        self.entry = ProducerSnapshotEntry(_PRODUCER_ID, 0, last_seq, last, last - first, timestamp, 0, txn_first)
+        txn_first = (
+            self.entry.current_txn_first_offset
+            if self.entry and self.entry.current_txn_first_offset >= 0
+            else first
+        )
+        self.entry = ProducerSnapshotEntry(
+            _PRODUCER_ID, 0, last_seq, last, last - first, timestamp, 0, txn_first
+        )
 
     def end_txn(self, timestamp: int) -> int:
         """An end marker: the transaction closes and the marker's time becomes the producer's last."""
@@ -288,3 +319,57 @@ def generate_partition(log_dir: Path, spec: GenerateSpec) -> GenerateResult:
         # as a broker does: this partition's entry added to (or replaced in) the others'
         write_offset_checkpoint(log_dir / name, checkpoints[name] | {(spec.topic, spec.partition): value})
     return GenerateResult(pdir, segments, total, size)
+
+
+# -- a consumer group's commits -----------------------------------------------------------------------
+
+COMMIT_LAGS = (3, 8, 5, 11, 4, 9, 6)  # records behind the log end at each commit: up and down, never zero
+
+
+def _string(s: str) -> bytes:
+    b = s.encode()
+    return len(b).to_bytes(2, "big") + b
+
+
+def generate_commits(
+    log_dir: Path, group: str, spec: GenerateSpec, every: int = 100, stop_at: float = 0.8
+) -> Path:
+    """Write `__consumer_offsets-N` (N: the group's partition of 50) with the commits of `group` reading
+    the generated partition as a consumer would: every `every` records it commits an offset a few
+    records behind the log end (the lag goes up and down, never to zero), and it stops committing at
+    `stop_at` of the log, as a consumer that died would.  Each commit is a one-record batch (key
+    version 1, value version 3) stamped with its commit time; record i of the partition is written at
+    `start_timestamp + i` ms, as `generate_partition` writes it."""
+    from kafkatool.ops.offsets_log import offsets_partition_for
+
+    if every < 1:
+        raise GenerateInputError(f"commit interval {every}: must be at least 1 record")
+    pnum = offsets_partition_for(group)
+    pdir = log_dir / f"__consumer_offsets-{pnum}"
+    if pdir.exists() and any(pdir.glob("*.log")):
+        raise FileExistsError(f"{pdir} already holds segments: choose another log dir or group")
+    checkpoints = _read_checkpoints(log_dir)
+    pdir.mkdir(parents=True, exist_ok=True)
+    writer = SegmentWriter(pdir, 0, spec.index_interval)
+    key = (1).to_bytes(2, "big") + _string(group) + _string(spec.topic) + spec.partition.to_bytes(4, "big")
+    offset = 0
+    end = every
+    last = int(spec.records * stop_at)
+    while end <= last:
+        lag = COMMIT_LAGS[offset % len(COMMIT_LAGS)]
+        ts = spec.start_timestamp + end + 2  # a moment after the record `end - 1` was written
+        value = (
+            (3).to_bytes(2, "big")
+            + max(0, end - lag).to_bytes(8, "big")
+            + (-1).to_bytes(4, "big", signed=True)
+        )
+        value += _string("") + ts.to_bytes(8, "big")
+        batch = encode_v2_batch([_new(Record, (offset, ts, key, value, (), NO_SEQUENCE, None, True))], offset)
+        writer.append(batch, offset, ts, offset)
+        offset += 1
+        end += every
+    writer.close()
+    write_leader_epoch_checkpoint(pdir / "leader-epoch-checkpoint", [(0, 0)])
+    for name, end in zip(_CHECKPOINTS, (offset, offset, 0), strict=True):
+        write_offset_checkpoint(log_dir / name, checkpoints[name] | {("__consumer_offsets", pnum): end})
+    return pdir
