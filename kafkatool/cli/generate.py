@@ -30,56 +30,28 @@ Examples:
 @handle_errors
 def generate(
     log_dir: Path = typer.Argument(..., help="Log dir to create the partition directory in."),
-    topic: str = typer.Option(
-        "demo", "--topic", help="Topic name (Kafka's rules: ASCII letters, digits, '.', '_', '-')."
-    ),
+    topic: str = typer.Option("demo", "--topic", help="Topic name (Kafka's rules: ASCII letters, digits, '.', '_', '-')."),
     partition: int = typer.Option(0, "--partition", help="Partition number (0 or more)."),
     records: int = typer.Option(1000, "--records", help="Number of data records."),
-    batch_records: int = typer.Option(
-        10, "--batch-records", help="Records per batch (or per compressed wrapper)."
-    ),
+    batch_records: int = typer.Option(10, "--batch-records", help="Records per batch (or per compressed wrapper)."),
     magic: int = typer.Option(2, "--magic", help="Message format: 0, 1 or 2."),
     codec: str = typer.Option("none", "--codec", help="none, gzip, snappy, lz4 or zstd."),
     key_space: int = typer.Option(100, "--key-space", help="Distinct keys (0: keyless records)."),
     value_bytes: int = typer.Option(64, "--value-bytes", help="Size of each record's value."),
-    tombstones: float = typer.Option(
-        0.0, "--tombstones", help="Fraction (0 to 1) of keyed records that are tombstones."
-    ),
-    transactional: bool = typer.Option(
-        False, "--transactional", help="Write transactions with COMMIT/ABORT markers."
-    ),
-    abort_ratio: float = typer.Option(
-        0.0, "--abort-ratio", help="Fraction (0 to 1) of transactions aborted."
-    ),
-    log_append_time: bool = typer.Option(
-        False, "--log-append-time", help="Stamp batches with LogAppendTime."
-    ),
+    tombstones: float = typer.Option(0.0, "--tombstones", help="Fraction (0 to 1) of keyed records that are tombstones."),
+    transactional: bool = typer.Option(False, "--transactional", help="Write transactions with COMMIT/ABORT markers."),
+    abort_ratio: float = typer.Option(0.0, "--abort-ratio", help="Fraction (0 to 1) of transactions aborted."),
+    log_append_time: bool = typer.Option(False, "--log-append-time", help="Stamp batches with LogAppendTime."),
     segment_bytes: int = typer.Option(1024 * 1024, "--segment-bytes", help="Roll segments at this size."),
     seed: int = typer.Option(42, "--seed", help="Seed of the data: the same seed writes the same bytes."),
-    consumer_group: str = typer.Option(
-        None,
-        "--consumer-group",
-        metavar="GROUP",
-        help="Also write __consumer_offsets with GROUP's commits: every 100 records, a few behind, stopping at 80% of the log.",
-    ),
+    consumer_group: str = typer.Option(None, "--consumer-group", metavar="GROUP", help="Also write __consumer_offsets with GROUP's commits: every 100 records, a few behind, stopping at 80% of the log."),
 ) -> None:
     from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_commits, generate_partition
 
     spec = GenerateSpec(
-        topic=topic,
-        partition=partition,
-        records=records,
-        batch_records=batch_records,
-        magic=magic,
-        codec=codec,
-        key_space=key_space,
-        value_bytes=value_bytes,
-        tombstone_ratio=tombstones,
-        transactional=transactional,
-        abort_ratio=abort_ratio,
-        log_append_time=log_append_time,
-        segment_bytes=segment_bytes,
-        seed=seed,
+        topic=topic, partition=partition, records=records, batch_records=batch_records, magic=magic, codec=codec,
+        key_space=key_space, value_bytes=value_bytes, tombstone_ratio=tombstones, transactional=transactional,
+        abort_ratio=abort_ratio, log_append_time=log_append_time, segment_bytes=segment_bytes, seed=seed,
     )
     try:
         res = generate_partition(log_dir, spec)

@@ -76,11 +76,7 @@ def _value(rng: random.Random, n: int, i: int) -> bytes:
 
 
 JAVA_INT_MAX = 2**31 - 1
-_CHECKPOINTS = (
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-)
+_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint")
 _PRODUCER_ID = 1000
 _RECORD_OVERHEAD = 40  # key, header and varints of one v2 record beside its value, roughly
 
@@ -91,30 +87,15 @@ def check_spec(spec: GenerateSpec) -> None:
     if problem:
         raise GenerateInputError(f"--topic: {problem}")
     checks = (
-        (
-            0 <= spec.partition <= JAVA_INT_MAX,
-            f"--partition {spec.partition}: must be from 0 to {JAVA_INT_MAX}",
-        ),
+        (0 <= spec.partition <= JAVA_INT_MAX, f"--partition {spec.partition}: must be from 0 to {JAVA_INT_MAX}"),
         (spec.records >= 1, f"--records {spec.records}: must be at least 1"),
-        (
-            1 <= spec.batch_records <= JAVA_INT_MAX,
-            f"--batch-records {spec.batch_records}: must be from 1 to {JAVA_INT_MAX}",
-        ),
+        (1 <= spec.batch_records <= JAVA_INT_MAX, f"--batch-records {spec.batch_records}: must be from 1 to {JAVA_INT_MAX}"),
         (spec.magic in (0, 1, 2), f"--magic {spec.magic}: must be 0, 1 or 2"),
         (spec.key_space >= 0, f"--key-space {spec.key_space}: must be at least 1 (or 0 for keyless records)"),
-        (
-            0 <= spec.value_bytes <= JAVA_INT_MAX,
-            f"--value-bytes {spec.value_bytes}: must be from 0 to {JAVA_INT_MAX}",
-        ),
-        (
-            0.0 <= spec.tombstone_ratio <= 1.0,
-            f"--tombstones {spec.tombstone_ratio}: must be a fraction from 0 to 1",
-        ),
+        (0 <= spec.value_bytes <= JAVA_INT_MAX, f"--value-bytes {spec.value_bytes}: must be from 0 to {JAVA_INT_MAX}"),
+        (0.0 <= spec.tombstone_ratio <= 1.0, f"--tombstones {spec.tombstone_ratio}: must be a fraction from 0 to 1"),
         (0.0 <= spec.abort_ratio <= 1.0, f"--abort-ratio {spec.abort_ratio}: must be a fraction from 0 to 1"),
-        (
-            1 <= spec.segment_bytes <= JAVA_INT_MAX,
-            f"--segment-bytes {spec.segment_bytes}: must be from 1 to {JAVA_INT_MAX}",
-        ),
+        (1 <= spec.segment_bytes <= JAVA_INT_MAX, f"--segment-bytes {spec.segment_bytes}: must be from 1 to {JAVA_INT_MAX}"),
         (spec.index_interval >= 0, f"index interval {spec.index_interval}: must not be negative"),
     )
     for ok, message in checks:
@@ -140,11 +121,7 @@ def estimate_bytes(spec: GenerateSpec) -> int:
     raw = 61 + spec.batch_records * (spec.value_bytes + _RECORD_OVERHEAD)
     if raw <= 64 * 1024 * 1024:  # cheap enough to encode one for real (codec and all)
         n = min(spec.batch_records, spec.records)
-        first = len(
-            _encode_data(
-                spec, CODEC_NAMES[spec.codec], random.Random(spec.seed), 0, spec.start_timestamp, n, 0
-            )
-        )
+        first = len(_encode_data(spec, CODEC_NAMES[spec.codec], random.Random(spec.seed), 0, spec.start_timestamp, n, 0))
         raw = first * spec.batch_records // n
     marker = 78 if spec.transactional else 0
     index = 20 * ((raw + marker) // max(1, spec.index_interval) + 1)
@@ -169,9 +146,7 @@ def check_disk_space(log_dir: Path, needed: int) -> None:
         )
 
 
-def _encode_data(
-    spec: GenerateSpec, codec: int, rng: random.Random, offset: int, ts: int, n: int, seq: int
-) -> bytes:
+def _encode_data(spec: GenerateSpec, codec: int, rng: random.Random, offset: int, ts: int, n: int, seq: int) -> bytes:
     """One data batch (v2) or message set (v0/v1) of `n` records from `offset`, timestamps from `ts`."""
     recs = []
     headers = (("source", b"kafkatool-generate"),) if spec.headers and spec.magic >= 2 else ()
@@ -206,14 +181,8 @@ class _ProducerState:
         self.entry: ProducerSnapshotEntry | None = None
 
     def data(self, first: int, last: int, last_seq: int, timestamp: int) -> None:
-        txn_first = (
-            self.entry.current_txn_first_offset
-            if self.entry and self.entry.current_txn_first_offset >= 0
-            else first
-        )
-        self.entry = ProducerSnapshotEntry(
-            _PRODUCER_ID, 0, last_seq, last, last - first, timestamp, 0, txn_first
-        )
+        txn_first = self.entry.current_txn_first_offset if self.entry and self.entry.current_txn_first_offset >= 0 else first
+        self.entry = ProducerSnapshotEntry(_PRODUCER_ID, 0, last_seq, last, last - first, timestamp, 0, txn_first)
 
     def end_txn(self, timestamp: int) -> int:
         """An end marker: the transaction closes and the marker's time becomes the producer's last."""
