@@ -26,7 +26,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition replicas between brokers, as Kafka's kafka-reassign-partitions.sh does.
 
-Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (move as little as possible while balancing replicas and preferred leaders within ±1), --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
+Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
 
 --generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1. Over ZooKeeper, --execute during a reassignment changes its throttle, as Kafka 2.x did.
 
@@ -36,6 +36,10 @@ Examples:
   kafkatool reassign --zookeeper zk1:2181/kafka --generate --topics-to-move-json-file topics.json --broker-list 1,2,3,4 --strategy minimal --sizes log-dirs.json
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3 --seed 42
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --compare
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --strategy minimal --remove-brokers 5,6
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --strategy minimal --replace 4=7
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --replication-factor 3
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4,5 --strategy minimal --max-moves 50
   kafkatool log-dirs /var/lib/kafka/data --format json > sizes.json   # or: log-dirs --describe --bootstrap-server …
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --log-dir-sizes sizes.json
   kafkatool reassign --bootstrap-server k1:9092 --execute --reassignment-json-file reassign-plan-20240101T000000Z.json --throttle 50000000
