@@ -482,23 +482,37 @@ class _Planner:
                 hi_b = max(self.brokers, key=lambda b: (tl[b], lead[b], -b))
                 if tl[hi_b] - min(tl.values()) <= 1:
                     break
-                path = self._topic_path(hi_b, t, parts, tl, lead)
-                if path is None:
+                found = self._topic_path(hi_b, t, parts, tl, lead)
+                if found is None:
                     break
+                path, back = found
+                if back is not None:  # the chain's end gives a leadership of another topic back
+                    path = path + [(back, hi_b)]
                 for i, new_leader in path:
                     reps = self.replicas[i]
                     old = reps[0]
                     k = reps.index(new_leader)
                     reps[0], reps[k] = new_leader, old
-                    self.tlead[(t, old)] -= 1
-                    self.tlead[(t, new_leader)] = self.tlead.get((t, new_leader), 0) + 1
+                    u = self.topic[i]
+                    self.tlead[(u, old)] -= 1
+                    self.tlead[(u, new_leader)] = self.tlead.get((u, new_leader), 0) + 1
                     self._changed(i)
-                lead[hi_b] -= 1
-                lead[path[-1][1]] += 1
+                if back is None:
+                    lead[hi_b] -= 1
+                    lead[path[-1][1]] += 1
+
+    def _give_back(self, c: int, a: int, t: str) -> int | None:
+        """A partition of another topic led by c and hosted by a whose leadership may go to a, neutral
+        for its topic (c leads more of it than a)."""
+        for j in self._led_by(c):
+            u = self.topic[j]
+            if u != t and a in self.replicas[j] and self.tlead.get((u, c), 0) > self.tlead.get((u, a), 0):
+                return j
+        return None
 
     def _topic_path(
         self, start: int, t: str, parts: list[int], tl: dict[int, int], lead: dict[int, int]
-    ) -> list[tuple[int, int]] | None:
+    ) -> tuple[list[tuple[int, int]], int | None] | None:
         prev: dict[int, tuple[int, int] | None] = {start: None}
         queue = deque([start])
         while queue:
@@ -511,15 +525,17 @@ class _Planner:
                     if c in prev or c not in self.target:
                         continue
                     prev[c] = (b, i)
-                    if tl[c] <= tl[start] - 2 and lead[c] < lead[start]:
-                        path: list[tuple[int, int]] = []
-                        node = c
-                        while prev[node] is not None:
-                            pb, pi = prev[node]  # type: ignore[misc]
-                            path.append((pi, node))
-                            node = pb
-                        path.reverse()
-                        return path
+                    if tl[c] <= tl[start] - 2:
+                        back = None if lead[c] < lead[start] else self._give_back(c, start, t)
+                        if lead[c] < lead[start] or back is not None:
+                            path: list[tuple[int, int]] = []
+                            node = c
+                            while prev[node] is not None:
+                                pb, pi = prev[node]  # type: ignore[misc]
+                                path.append((pi, node))
+                                node = pb
+                            path.reverse()
+                            return path, back
                     queue.append(c)
         return None
 
