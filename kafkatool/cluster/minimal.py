@@ -150,12 +150,11 @@ class _Planner:
                 self.btopics[b].discard(key[0])
 
     def _flex(self, i: int, b: int) -> bool:
-        """May b's replica of partition i go to a broker of another rack (no rack of i is lost)?"""
+        """May b's replica of partition i go to a broker of another rack (a rack i is not on, or b's rack
+        holds another replica of i)?  A quick filter before `_may_take`."""
         reps = self.replicas[i]
         r = self.rack.get(b)
-        return sum(1 for c in reps if self.rack.get(c) == r) >= 2 or len(
-            self._racks(reps)
-        ) < self._wanted_spread(i)
+        return sum(1 for c in reps if self.rack.get(c) == r) >= 2 or len(self._racks(reps)) < self.num_racks
 
     def _flex_update(self, i: int, delta: int) -> None:
         if self.rack:
