@@ -649,3 +649,27 @@ def test_a_generated_group_history_is_ok_while_it_commits_and_stop_after(tmp_pat
     code, groups, _ = watch_json(tmp_path / "d", "--group", "app", "--now", str(T0 + 5000))
     p = groups["app"]["partition_statuses"][0]
     assert (code, p["status"], p["last_offset"], p["last_commit_ms"]) == (4, "STOP", 1592, T0 + 1602)
+
+
+def test_live_commits_all_groups_sees_groups_created_during_the_run(clock: FakeClock) -> None:
+    with cluster_with_commit_log() as c:
+        live_consumer(c, clock, "old", [20, 35, 25, 30, 22], until_s=200)
+        clock.at(T0 + 122_000, lambda: c.write_commit("new", "orders", 0, 1200, clock.now_ms()))
+        res = run_kafkatool(
+            "offsets",
+            "watch",
+            "--bootstrap-server",
+            c.bootstrap,
+            "--all-groups",
+            "--window",
+            "5",
+            "--interval",
+            "10",
+            "--format",
+            "json",
+        )
+        listed = sum(c.count("ListGroups").values())
+    assert res.code == 0, res.err
+    groups = {g["group"]: g for g in json.loads(res.out)["groups"]}
+    assert sorted(groups) == ["new", "old"] and {g["evidence"] for g in groups.values()} == {"commits"}
+    assert listed == 2 * 6  # of both brokers: once with the history, then every round
