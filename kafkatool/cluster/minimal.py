@@ -122,7 +122,7 @@ class _Planner:
         self._change_replication_factor()
         self.tcount: dict[tuple[str, int], int] = {}
         self.thosted: dict[tuple[str, int], set[int]] = {}
-        self.btopics: dict[int, set[str]] = {b: set() for b in self.brokers}
+        self.btopics: dict[int, dict[str, None]] = {b: {} for b in self.brokers}  # ordered sets
         self.flexcount = dict.fromkeys(self.brokers, 0)
         for i, reps in enumerate(self.replicas):
             if len(set(reps)) > len(self.brokers):
@@ -142,12 +142,12 @@ class _Planner:
         if delta > 0:
             self.hosted[b].add(i)
             self.thosted.setdefault(key, set()).add(i)
-            self.btopics[b].add(key[0])
+            self.btopics[b][key[0]] = None
         else:
             self.hosted[b].discard(i)
             self.thosted[key].discard(i)
             if n == 0:
-                self.btopics[b].discard(key[0])
+                self.btopics[b].pop(key[0], None)
 
     def _flex(self, i: int, b: int) -> bool:
         """May b's replica of partition i go to a broker of another rack (a rack i is not on, or b's rack
@@ -320,28 +320,49 @@ class _Planner:
                 stuck.add(src)
 
     def _move_one(self, src: int, dsts: list[int]) -> bool:
-        """Move a replica from src to the emptiest destination that may take it: of the topic src holds
-        most more of than that destination, the smallest partition first."""
+        """Move a replica from src to the emptiest destination that may take it: with topic balance, of a
+        topic src holds more of than that destination (its smallest partition); else the smallest."""
         src_rack = self.rack.get(src) if self.rack else None
         for dst in dsts:
             other_rack = bool(self.rack) and self.rack[dst] != src_rack
             if other_rack and not self.flexcount[src]:
                 continue  # every replica on src is its partition's only one in src's rack
-            order = sorted(
-                self.btopics[src],
-                key=lambda t, dst=dst: (  # type: ignore[misc]
-                    self.tcount.get((t, dst), 0) - self.tcount.get((t, src), 0),
-                    t,
-                ),
-            )
-            for t in order:
-                for i in sorted(self.thosted[(t, src)], key=lambda i: (self.size[i], i)):
+            if self.goals.topic_balance:
+                # the topic src holds most more of than dst (ties: by name); the others only if it fails
+                tc = self.tcount
+                best, best_e = None, -(1 << 62)
+                for t in self.btopics[src]:
+                    e = tc[(t, src)] - tc.get((t, dst), 0)
+                    if e > best_e or (e == best_e and best is not None and t < best):
+                        best, best_e = t, e
+                if best is not None and self._move_of_topic(best, src, dst, other_rack):
+                    return True
+                rest = sorted(
+                    (t for t in self.btopics[src] if t != best),
+                    key=lambda t, dst=dst: (tc.get((t, dst), 0) - tc[(t, src)], t),
+                )  # type: ignore[misc]
+                for t in rest:
+                    if self._move_of_topic(t, src, dst, other_rack):
+                        return True
+            else:  # moves and bytes first: the smallest partition that may go
+                for i in sorted(self.hosted[src], key=lambda i: (self.size[i], i)):
                     if other_rack and not self._flex(i, src):
                         continue
                     slot = self.replicas[i].index(src)
                     if self._may_take(i, slot, dst):
                         self._move(i, slot, dst)
                         return True
+        return False
+
+    def _move_of_topic(self, t: str, src: int, dst: int, other_rack: bool) -> bool:
+        """Move src's smallest replica of topic t that may go to dst."""
+        for i in sorted(self.thosted[(t, src)], key=lambda i: (self.size[i], i)):
+            if other_rack and not self._flex(i, src):
+                continue
+            slot = self.replicas[i].index(src)
+            if self._may_take(i, slot, dst):
+                self._move(i, slot, dst)
+                return True
         return False
 
     def _excess_key(self, i: int, src: int, dst: int) -> tuple[int, int, int]:
@@ -395,7 +416,7 @@ class _Planner:
                     self._move(i, self.replicas[i].index(src), dst)
                     return True
                 # pair it with a move of another topic back from dst to src: counts unchanged
-                for u in sorted({self.topic[j] for j in self.hosted[dst]} - {t}):
+                for u in sorted(set(self.btopics[dst]) - {t}):
                     j = self._topic_move(u, dst, src, 1)
                     if j is not None:
                         self._move(i, self.replicas[i].index(src), dst)
