@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kafkatool.cli.generate  # noqa: F401 - registers `generate`
 import kafkatool.cli.offsets_watch as offsets_watch
@@ -673,3 +675,21 @@ def test_live_commits_all_groups_sees_groups_created_during_the_run(clock: FakeC
     groups = {g["group"]: g for g in json.loads(res.out)["groups"]}
     assert sorted(groups) == ["new", "old"] and {g["evidence"] for g in groups.values()} == {"commits"}
     assert listed == 2 * 6  # of both brokers: once with the history, then every round
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=400), cut=st.integers(0, 400))
+def test_commit_log_reader_never_raises_on_any_fetch_bytes(data: bytes, cut: int) -> None:
+    """Whatever a broker's Fetch answer holds (garbage, cut batches, real commit batches with bytes
+    flipped), reading it gives commits or nothing, never an exception."""
+    from kafkatool.cluster.commit_log import CommitTail
+
+    key = commit_key("g", "t", 0)
+    good = encode_v2_batch([Record(5, T0, key, commit_value(7, T0), ())], 5)
+    for blob in (data, good[:cut], good[:cut] + data + good[cut:], good + data):
+        tail = CommitTail(None)  # type: ignore[arg-type]
+        tail.positions = {0: 0}
+        tail._read(0, blob)
+    tail = CommitTail(None)  # type: ignore[arg-type]
+    tail.positions = {0: 0}
+    assert [(c.group, c.offset, c.commit_timestamp) for c in tail._read(0, good)] == [("g", 7, T0)]

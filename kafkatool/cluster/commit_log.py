@@ -160,8 +160,8 @@ class CommitTail:
                 continue
             try:
                 records = b.records()
-            except (LogFormatError, ValueError):
-                position = b.last_offset + 1  # an undecodable batch carries no commit we can read
+            except Exception:  # noqa: BLE001 - any codec's error: an undecodable batch carries no commit we can read
+                position = b.last_offset + 1
                 continue
             if b.is_control:
                 for r in records:
