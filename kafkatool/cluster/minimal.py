@@ -337,11 +337,7 @@ class _Planner:
                         best, best_e = t, e
                 if best is not None and self._move_of_topic(best, src, dst, other_rack):
                     return True
-                rest = sorted(
-                    (t for t in self.btopics[src] if t != best),
-                    key=lambda t, dst=dst: (tc.get((t, dst), 0) - tc[(t, src)], t),
-                )  # type: ignore[misc]
-                for t in rest:
+                for t in self._by_excess(src, dst, best):
                     if self._move_of_topic(t, src, dst, other_rack):
                         return True
             else:  # moves and bytes first: the smallest partition that may go
@@ -353,6 +349,13 @@ class _Planner:
                         self._move(i, slot, dst)
                         return True
         return False
+
+    def _by_excess(self, src: int, dst: int, skip: str | None) -> list[str]:
+        """src's topics (but `skip`), the one src holds most more of than dst first."""
+        tc = self.tcount
+        return sorted(
+            (t for t in self.btopics[src] if t != skip), key=lambda t: (tc.get((t, dst), 0) - tc[(t, src)], t)
+        )
 
     def _move_of_topic(self, t: str, src: int, dst: int, other_rack: bool) -> bool:
         """Move src's smallest replica of topic t that may go to dst."""
