@@ -191,8 +191,9 @@ _kafkatool() {
                 --abort-ratio) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --segment-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --consumer-group) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --open-transaction --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --open-transaction --log-append-time --segment-bytes --seed --consumer-group -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "index")
@@ -466,6 +467,11 @@ _kafkatool() {
                 --start-index) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --replica-shift) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --sizes|--log-dir-sizes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --remove-brokers) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --replace) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --replication-factor) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-moves) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --plan-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --reassignment-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --throttle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -477,7 +483,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --remove-brokers --replace --replication-factor --max-moves --max-bytes --no-topic-balance --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "records")

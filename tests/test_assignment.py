@@ -24,7 +24,7 @@ from kafkatool.cluster.assignment import (
     kafka_topic_order,
     rack_alternated_brokers,
 )
-from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
+from kafkatool.cluster.minimal import Goals, lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import TopicPartition
 from kafkatool.cluster.reassign import format_reassignment_json, generate_text, summarize
 from kafkatool.jvm import java_collections
@@ -229,7 +229,7 @@ def test_minimal_plan_is_balanced_and_moves_the_least(data, n_old: int, n_new: i
     current = {TopicPartition(f"t{p % 3}", p): data.draw(st.permutations(old))[:rf] for p in range(parts)}
     first_new = data.draw(st.integers(0, n_old))
     brokers = [BrokerMetadata(b) for b in range(first_new, first_new + n_new)]
-    proposed = plan_minimal(current, brokers)
+    proposed = plan_minimal(current, brokers, goals=Goals(topic_balance=False))
     _check_plan(current, proposed, brokers, racks_used=False)
     counts = Counter(b for r in proposed.values() for b in r)
     per = [counts.get(b.id, 0) for b in brokers]
@@ -240,6 +240,29 @@ def test_minimal_plan_is_balanced_and_moves_the_least(data, n_old: int, n_new: i
         leaders = Counter(r[0] for r in proposed.values())
         lead = [leaders.get(b.id, 0) for b in brokers]
         assert max(lead) - min(lead) <= 1
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), n_old=st.integers(1, 9), n_new=st.integers(1, 9), parts=st.integers(1, 50), rf=st.integers(1, 3),
+       topics=st.integers(1, 6))
+def test_minimal_plan_balances_every_topic_too(data, n_old: int, n_new: int, parts: int, rf: int, topics: int) -> None:  # type: ignore[no-untyped-def]
+    """Goals 3-6 at once: brokers' replicas and leaders within 1, and every topic's replicas and
+    leaders within 1, the moves at least the lower bound."""
+    rf = min(rf, n_old, n_new)
+    current = {TopicPartition(f"t{p % topics}", p): data.draw(st.permutations(range(n_old)))[:rf] for p in range(parts)}
+    first_new = data.draw(st.integers(0, n_old))
+    brokers = [BrokerMetadata(b) for b in range(first_new, first_new + n_new)]
+    ids = [b.id for b in brokers]
+    proposed = plan_minimal(current, brokers)
+    _check_plan(current, proposed, brokers, racks_used=False)
+    spread = lambda c: max(c.get(b, 0) for b in ids) - min(c.get(b, 0) for b in ids)  # noqa: E731
+    assert spread(Counter(b for r in proposed.values() for b in r)) <= 1
+    for t in {tp.topic for tp in current}:
+        assert spread(Counter(b for tp, r in proposed.items() if tp.topic == t for b in r)) <= 1, t
+    if rf >= 2 or n_new == 1:
+        assert spread(Counter(r[0] for r in proposed.values())) <= 1
+        for t in {tp.topic for tp in current}:  # reordering cannot always reach 1 without undoing the brokers'
+            assert spread(Counter(r[0] for tp, r in proposed.items() if tp.topic == t)) <= 2, t
 
 
 @settings(max_examples=60, deadline=None)

@@ -223,20 +223,27 @@ def test_zookeeper_groups_with_no_broker_answering(zk_cluster: tuple[str, FakeKa
     _one_line(rc, out, err, 3, "cannot reach any broker")
 
 
-def test_offsets_watch_over_zookeeper(zk_cluster: tuple[str, FakeKafkaCluster, Any]) -> None:
+def test_offsets_watch_over_zookeeper(zk_cluster: tuple[str, FakeKafkaCluster, Any],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Lag status for ZooKeeper-stored groups: offsets from the znodes, log ends from the brokers;
-    committed offsets that do not move while lag stays (84-80, 80-76) are STALL, the group ERR."""
-    import kafkatool.cli.offsets_watch  # noqa: F401 - registers `offsets watch`
+    committed offsets that do not move while lag stays (84-80, 80-76) are STALL, the group ERR.
+    The rounds run on a clock of the test's own (no wall time between samples)."""
+    import kafkatool.cli.offsets_watch as offsets_watch
+    from tests.support.clock import FakeClock
 
+    clock = FakeClock(1_700_000_000_000)
+    monkeypatch.setattr(offsets_watch, "CLOCK", clock)
     connect, _c, _zk = zk_cluster
     rc, out, err = cli("offsets", "watch", "--zookeeper", connect, "--group", "active", "--window", "2",
-                       "--interval", "0.01", "--format", "ndjson", "--timeout", "10")
+                       "--interval", "30", "--format", "ndjson", "--timeout", "10")
     assert rc == 4, err
     rows = [json.loads(line) for line in out.splitlines()]
     samples = [r for r in rows if r["type"] == "sample"]
     assert {(r["partition"], r["offset"], r["lag"]) for r in samples} == {(0, 80, 4), (1, 76, 4)}
     parts = {r["partition"]: r["status"] for r in rows if r["type"] == "partition"}
     assert parts == {0: "STALL", 1: "STALL"}
+    assert {r["time_ms"] for r in samples} == {1_700_000_000_000, 1_700_000_030_000} and clock.slept == 30
+    assert {r["evidence"] for r in rows if r["type"] != "sample"} == {"samples"}
     assert rows[-1]["type"] == "group" and rows[-1]["status"] == "ERR"
 
 

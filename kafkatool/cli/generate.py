@@ -23,6 +23,7 @@ Examples:
   kafkatool generate /tmp/kt-demo --magic 1 --codec gzip --key-space 50 --tombstones 0.1
   kafkatool generate /tmp/kt-demo --transactional --abort-ratio 0.3
   kafkatool generate /tmp/kt-demo --transactional --open-transaction
+  kafkatool generate /tmp/kt-demo --topic orders --records 2000 --consumer-group app
 """
 
 
@@ -45,8 +46,9 @@ def generate(
     log_append_time: bool = typer.Option(False, "--log-append-time", help="Stamp batches with LogAppendTime."),
     segment_bytes: int = typer.Option(1024 * 1024, "--segment-bytes", help="Roll segments at this size."),
     seed: int = typer.Option(42, "--seed", help="Seed of the data: the same seed writes the same bytes."),
+    consumer_group: str = typer.Option(None, "--consumer-group", metavar="GROUP", help="Also write __consumer_offsets with GROUP's commits: every 100 records, a few behind, stopping at 80% of the log."),
 ) -> None:
-    from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_partition
+    from kafkatool.ops.generate import GenerateInputError, GenerateSpec, generate_commits, generate_partition
 
     spec = GenerateSpec(
         topic=topic, partition=partition, records=records, batch_records=batch_records, magic=magic, codec=codec,
@@ -55,8 +57,11 @@ def generate(
     )
     try:
         res = generate_partition(log_dir, spec)
+        commits = generate_commits(log_dir, consumer_group, spec) if consumer_group else None
     except (GenerateInputError, FileExistsError) as exc:
         raise CliError(str(exc)) from None
     typer.echo(
         f"Wrote {res.records} records ({res.bytes} bytes) in {len(res.segments)} segment(s) to {res.partition_dir}"
     )
+    if commits is not None:
+        typer.echo(f"Wrote the commits of consumer group {consumer_group} to {commits}")

@@ -26,7 +26,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition replicas between brokers, as Kafka's kafka-reassign-partitions.sh does.
 
-Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (move as little as possible while balancing replicas and preferred leaders within ±1), --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
+Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
 
 --generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1. Over ZooKeeper, --execute during a reassignment changes its throttle, as Kafka 2.x did.
 
@@ -36,6 +36,10 @@ Examples:
   kafkatool reassign --zookeeper zk1:2181/kafka --generate --topics-to-move-json-file topics.json --broker-list 1,2,3,4 --strategy minimal --sizes log-dirs.json
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3 --seed 42
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --compare
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --strategy minimal --remove-brokers 5,6
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --strategy minimal --replace 4=7
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --replication-factor 3
+  kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4,5 --strategy minimal --max-moves 50
   kafkatool log-dirs /var/lib/kafka/data --format json > sizes.json   # or: log-dirs --describe --bootstrap-server …
   kafkatool reassign --bootstrap-server k1:9092 --generate --topics-to-move-json-file t.json --broker-list 1,2,3,4 --strategy minimal --log-dir-sizes sizes.json
   kafkatool reassign --bootstrap-server k1:9092 --execute --reassignment-json-file reassign-plan-20240101T000000Z.json --throttle 50000000
@@ -60,6 +64,12 @@ class ReassignOptions:
     replica_shift: int | None = None
     sizes: Path | None = None
     compare: bool = False
+    remove_brokers: str | None = None
+    replace: tuple[str, ...] = ()
+    replication_factor: int | None = None
+    max_moves: int | None = None
+    max_bytes: int | None = None
+    no_topic_balance: bool = False
     plan_file: Path | None = None
     no_plan_file: bool = False
     reassignment_json_file: Path | None = None
@@ -78,7 +88,8 @@ class ReassignOptions:
 D = ReassignOptions()
 ALLOWED: dict[str, set[str]] = {
     "generate": {"topics_to_move_json_file", "broker_list", "disable_rack_aware", "strategy", "seed", "start_index",
-                 "replica_shift", "sizes", "compare", "plan_file", "no_plan_file"},
+                 "replica_shift", "sizes", "compare", "plan_file", "no_plan_file", "remove_brokers", "replace",
+                 "replication_factor", "max_moves", "max_bytes", "no_topic_balance"},
     "execute": {"reassignment_json_file", "throttle", "replica_alter_log_dirs_throttle", "additional", "force",
                 "rollback_file", "no_plan_file"},
     "verify": {"reassignment_json_file", "preserve_throttles"},
@@ -162,6 +173,12 @@ def reassign(
     replica_shift: int | None = typer.Option(D.replica_shift, "--replica-shift", min=0, help="Fix Kafka's replica shift."),
     sizes: Path | None = typer.Option(D.sizes, "--sizes", "--log-dir-sizes", metavar="FILE", help="Partition sizes for --strategy minimal instead of asking the brokers: `kafkatool log-dirs --format json` (offline or live), kafka-log-dirs.sh output or {\"t-0\": bytes}."),
     compare: bool = typer.Option(D.compare, "--compare", help="Also plan with the other strategy and print both summaries."),
+    remove_brokers: str | None = typer.Option(D.remove_brokers, "--remove-brokers", metavar="4,5", help="Decommission these brokers: move their replicas off (the broker list defaults to the others)."),
+    replace: list[str] = typer.Option(list(D.replace), "--replace", metavar="OLD=NEW", help="Replace a broker: its replicas go to NEW, nothing else moves (--strategy minimal; repeatable)."),
+    replication_factor: int | None = typer.Option(D.replication_factor, "--replication-factor", min=1, help="New replication factor for the topics to move (--strategy minimal)."),
+    max_moves: int | None = typer.Option(D.max_moves, "--max-moves", min=0, help="Stage: keep the plan's first changes up to this many replicas moved."),
+    max_bytes: int | None = typer.Option(D.max_bytes, "--max-bytes", min=0, help="Stage: keep the plan's first changes up to this many bytes moved."),
+    no_topic_balance: bool = typer.Option(D.no_topic_balance, "--no-topic-balance", help="--strategy minimal: balance brokers only, never moving more than the fewest moves (topics may stay uneven)."),
     plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
     no_plan_file: bool = typer.Option(D.no_plan_file, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),
     reassignment_json_file: Path | None = typer.Option(D.reassignment_json_file, "--reassignment-json-file", metavar="FILE", help="Reassignment JSON or kafkatool plan file."),
@@ -182,7 +199,9 @@ def reassign(
         topics_to_move_json_file=topics_to_move_json_file, broker_list=broker_list,
         disable_rack_aware=disable_rack_aware, strategy=strategy, seed=seed, start_index=start_index,
         replica_shift=replica_shift, sizes=sizes, compare=compare, plan_file=plan_file,
-        no_plan_file=no_plan_file,
+        no_plan_file=no_plan_file, remove_brokers=remove_brokers, replace=tuple(replace or ()),
+        replication_factor=replication_factor, max_moves=max_moves, max_bytes=max_bytes,
+        no_topic_balance=no_topic_balance,
         reassignment_json_file=reassignment_json_file, throttle=throttle,
         replica_alter_log_dirs_throttle=replica_alter_log_dirs_throttle, additional=additional, force=force,
         rollback_file=rollback_file, preserve_throttles=preserve_throttles,
@@ -195,6 +214,8 @@ def reassign(
         if name not in ALLOWED[action]:
             raise CliError(f'reassign: Option "{_flag(name)}" can\'t be used with action "--{action}"')
     for name in REQUIRED[action]:
+        if name == "broker_list" and (o.remove_brokers is not None or o.replace):
+            continue  # the cluster's brokers, less those removed or replaced
         if getattr(o, name) is None:
             raise CliError(f'reassign: Missing required argument "{_flag(name)}" for --{action}')
     check_format(output_format, FORMATS[action])
@@ -240,17 +261,53 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         raise CliError("reassign: --seed must fit in a Java long")
     if o.strategy == "minimal" and (o.seed is not None or o.start_index is not None or o.replica_shift is not None) and not o.compare:
         raise CliError("reassign: --seed, --start-index and --replica-shift apply to --strategy kafka")
+    from kafkatool.cluster.minimal import Goals
+    from kafkatool.cluster.plan_score import format_scores, score, stage
+
+    for name in ("replace", "replication_factor", "no_topic_balance"):
+        if getattr(o, name) != getattr(D, name) and o.strategy != "minimal":
+            raise CliError(f"reassign: {_flag(name)} needs --strategy minimal")
     topics = parse_topics_to_move(_read(o.topics_to_move_json_file))
-    brokers = parse_broker_list(o.broker_list or "")
+    removed = set(parse_broker_list(o.remove_brokers)) if o.remove_brokers is not None else set()
+    replace = _replacements(o.replace)
     sizes = parse_sizes(_read(o.sizes)) if o.sizes is not None else None
+    goals = Goals(topic_balance=not o.no_topic_balance, replace=replace, replication_factor=o.replication_factor,
+                  rf_topics=frozenset(topics) if o.replication_factor is not None else frozenset())
+    order: list[Any] = []
     with cluster_from_options(**conn, thing="reassign") as cluster:
+        if o.broker_list is not None:
+            brokers = parse_broker_list(o.broker_list)
+        else:
+            brokers = sorted(b.id for b in cluster.brokers())
+        brokers = [b for b in brokers if b not in removed and b not in replace] + sorted(
+            n for n in replace.values() if n not in brokers)
+        if not brokers:
+            raise CliError("reassign: no brokers left to assign to")
         result = generate(
             cluster, topics, brokers,
             strategy=o.strategy, rack_aware=not o.disable_rack_aware, seed=o.seed,
             start_index=o.start_index, replica_shift=o.replica_shift, sizes=sizes, compare=o.compare,
+            goals=goals, order=order,
         )
         source = cluster.source
         dirs = current_log_dirs(cluster, result.current) if fmt != "json" else {}
+    if o.max_bytes is not None and result.sizes is None:
+        raise CliError("reassign: --max-bytes needs the partitions' sizes: give --sizes, or use --strategy minimal")
+    if o.max_moves is not None or o.max_bytes is not None:
+        from dataclasses import replace as _with
+
+        from kafkatool.cluster.reassign import summarize
+
+        staged = stage(result.current, result.proposed, order or None, _sizes_of(result), o.max_moves,
+                       o.max_bytes)
+        result = _with(result, proposed=staged,
+                       summary=summarize(result.current, staged, result.brokers, _sizes_of(result), result.strategy))
+    plan_sizes = _sizes_of(result)
+    scores = [("current", score(result.current, result.current, result.brokers, plan_sizes)),
+              (result.strategy, score(result.current, result.proposed, result.brokers, plan_sizes))]
+    if result.compared is not None:
+        other_name = "minimal" if result.strategy == "kafka" else "kafka"
+        scores.append((other_name, score(result.current, result.compared, result.brokers, plan_sizes)))
     printed = result.printed_proposal()
     plan_path = None
     if not o.no_plan_file:
@@ -271,6 +328,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             "seed": result.seed,
             "summary": result.summary.to_json(),
             "comparison": [s.to_json() for s in result.comparison],
+            "score": {name: sc.to_json() for name, sc in scores},
             "plan_file": str(plan_path) if plan_path else None,
         })
     else:
@@ -279,6 +337,8 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             out += "\n" + format_summary(result.summary, target)
         if result.comparison:
             out += "\n" + format_comparison(result.comparison, target)
+        if result.strategy == "minimal" or result.comparison or o.max_moves is not None or o.max_bytes is not None:
+            out += "\n" + format_scores(scores, result.summary.lower_bound)
         sys.stdout.write(out)
     missing = [b for b in brokers if b not in target]
     if missing:
@@ -289,6 +349,22 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
     if result.seed is not None and o.seed is None and o.start_index is None:
         _note(f"Random assignment drawn with --seed {result.seed} (recorded in the plan)", quiet or plan_path is None)
 
+
+def _replacements(pairs: tuple[str, ...]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip().isdigit() or not new.strip().isdigit():
+            raise CliError(f"reassign: --replace: {pair!r} is not OLD=NEW (two broker ids)")
+        if int(old) in out or int(old) == int(new):
+            raise CliError(f"reassign: --replace: broker {int(old)} is replaced twice or by itself")
+        out[int(old)] = int(new)
+    return out
+
+
+def _sizes_of(result: Any) -> Any:
+    """The partition sizes the plan was made with (None when unknown)."""
+    return result.sizes
 
 def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -> None:
     from kafkatool.cluster.reassign import (

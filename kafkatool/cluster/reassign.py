@@ -37,7 +37,7 @@ from kafkatool.cluster.assignment import (
 )
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
 from kafkatool.cluster.connect import ClusterError
-from kafkatool.cluster.minimal import lower_bound_moves, plan_minimal
+from kafkatool.cluster.minimal import Goals, lower_bound_moves, plan_minimal
 from kafkatool.cluster.model import (
     Assignment,
     ConfigChange,
@@ -499,6 +499,8 @@ class GenerateResult:
     rack_aware: bool
     summary: MoveSummary
     comparison: list[MoveSummary] = field(default_factory=list)
+    sizes: dict[TopicPartition, int] | None = None  # the partition sizes planned with (None: unknown)
+    compared: Assignment | None = None  # --compare: the other strategy's plan
 
     @property
     def changed(self) -> Assignment:
@@ -544,8 +546,11 @@ def generate(
     replica_shift: int | None = None,
     sizes: dict[TopicPartition, int] | None = None,
     compare: bool = False,
+    goals: Goals | None = None,
+    order: list[TopicPartition] | None = None,
 ) -> GenerateResult:
-    """Plan a reassignment of `topics` onto `broker_list` with Kafka's algorithm or ours."""
+    """Plan a reassignment of `topics` onto `broker_list` with Kafka's algorithm or ours (with `goals`;
+    `order` receives the minimal plan's changes in the order made)."""
     current = cluster.assignment(topics)
     if sizes is None and (strategy == "minimal" or compare):  # only the minimal planner and summaries use bytes
         sizes = cluster.partition_sizes_of(current)
@@ -567,20 +572,21 @@ def generate(
         if len(metas) == 0 and current:
             rf = max(len(r) for r in current.values())
             raise AssignmentError(f"Replication factor: {rf} larger than available brokers: 0.")
-        proposed = plan_minimal(current, metas, sizes)
+        proposed = plan_minimal(current, metas, sizes, goals, order)
     else:
         raise ReassignInputError(f"--strategy: {strategy!r} is not one of kafka, minimal")
     summary = summarize(current, proposed, metas, sizes, strategy)
     comparison = []
+    other = None
     if compare:
-        other = plan_minimal(current, metas, sizes) if strategy == "kafka" else kafka_plan()
+        other = plan_minimal(current, metas, sizes, goals) if strategy == "kafka" else kafka_plan()
         other_name = "minimal" if strategy == "kafka" else "kafka"
         comparison = [summary, summarize(current, other, metas, sizes, other_name)]
     return GenerateResult(
         current=current, proposed=proposed, brokers=metas, strategy=strategy,
         seed=used_seed if strategy == "kafka" or compare else None,
         start_index=start_index, replica_shift=replica_shift, rack_aware=rack_aware,
-        summary=summary, comparison=comparison,
+        summary=summary, comparison=comparison, sizes=sizes, compared=other,
     )
 
 

@@ -291,3 +291,57 @@ def generate_partition(log_dir: Path, spec: GenerateSpec) -> GenerateResult:
         # as a broker does: this partition's entry added to (or replaced in) the others'
         write_offset_checkpoint(log_dir / name, checkpoints[name] | {(spec.topic, spec.partition): value})
     return GenerateResult(pdir, segments, total, size)
+
+
+# -- a consumer group's commits -----------------------------------------------------------------------
+
+COMMIT_LAGS = (3, 8, 5, 11, 4, 9, 6)  # records behind the log end at each commit: up and down, never zero
+
+
+def _string(s: str) -> bytes:
+    b = s.encode()
+    return len(b).to_bytes(2, "big") + b
+
+
+def generate_commits(
+    log_dir: Path, group: str, spec: GenerateSpec, every: int = 100, stop_at: float = 0.8
+) -> Path:
+    """Write `__consumer_offsets-N` (N: the group's partition of 50) with the commits of `group` reading
+    the generated partition as a consumer would: every `every` records it commits an offset a few
+    records behind the log end (the lag goes up and down, never to zero), and it stops committing at
+    `stop_at` of the log, as a consumer that died would.  Each commit is a one-record batch (key
+    version 1, value version 3) stamped with its commit time; record i of the partition is written at
+    `start_timestamp + i` ms, as `generate_partition` writes it."""
+    from kafkatool.ops.offsets_log import offsets_partition_for
+
+    if every < 1:
+        raise GenerateInputError(f"commit interval {every}: must be at least 1 record")
+    pnum = offsets_partition_for(group)
+    pdir = log_dir / f"__consumer_offsets-{pnum}"
+    if pdir.exists() and any(pdir.glob("*.log")):
+        raise FileExistsError(f"{pdir} already holds segments: choose another log dir or group")
+    checkpoints = _read_checkpoints(log_dir)
+    pdir.mkdir(parents=True, exist_ok=True)
+    writer = SegmentWriter(pdir, 0, spec.index_interval)
+    key = (1).to_bytes(2, "big") + _string(group) + _string(spec.topic) + spec.partition.to_bytes(4, "big")
+    offset = 0
+    end = every
+    last = int(spec.records * stop_at)
+    while end <= last:
+        lag = COMMIT_LAGS[offset % len(COMMIT_LAGS)]
+        ts = spec.start_timestamp + end + 2  # a moment after the record `end - 1` was written
+        value = (
+            (3).to_bytes(2, "big")
+            + max(0, end - lag).to_bytes(8, "big")
+            + (-1).to_bytes(4, "big", signed=True)
+        )
+        value += _string("") + ts.to_bytes(8, "big")
+        batch = encode_v2_batch([_new(Record, (offset, ts, key, value, (), NO_SEQUENCE, None, True))], offset)
+        writer.append(batch, offset, ts, offset)
+        offset += 1
+        end += every
+    writer.close()
+    write_leader_epoch_checkpoint(pdir / "leader-epoch-checkpoint", [(0, 0)])
+    for name, end in zip(_CHECKPOINTS, (offset, offset, 0), strict=True):
+        write_offset_checkpoint(log_dir / name, checkpoints[name] | {("__consumer_offsets", pnum): end})
+    return pdir

@@ -34,7 +34,7 @@ from typing import Any
 from kafka.protocol.api_key import ApiKey
 
 from kafkatool.log.writer import Record, encode_v2_batch
-from kafkatool.ops.offsets_log import offsets_partition_for
+from kafkatool.ops.offsets_log import OFFSETS_TOPIC, offsets_partition_for
 from tests.support import kwire
 from tests.support.fake_group_types import GroupTypesMixin
 from tests.support.kwire import BODY
@@ -88,13 +88,29 @@ class FakePartition:
     batch_records: int = 10
     value_bytes: int = 32
 
+    # A log of real records instead (`__consumer_offsets`): each record its own batch.
+    stored: list[Record] | None = None
+
+    def append(self, key: bytes | None, value: bytes | None, timestamp: int) -> int:
+        """Append one record to a stored log; its offset."""
+        assert self.stored is not None
+        off = self.log_end
+        self.stored.append(Record(off, timestamp, key, value, (), -1, None, True))
+        self.log_end = off + 1
+        return off
+
     def timestamp_of(self, offset: int) -> int:
+        if self.stored is not None:
+            return self.stored[offset].timestamp
         return self.first_timestamp + offset * self.interval_ms
 
     def offset_for_time(self, ts: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record at or after ts, or (-1, -1)."""
         if self.log_end <= self.log_start:
             return -1, -1
+        if self.stored is not None:
+            hit = next((r for r in self.stored[self.log_start:] if r.timestamp >= ts), None)
+            return (hit.offset, hit.timestamp) if hit is not None else (-1, -1)
         if ts <= self.timestamp_of(self.log_start):
             return self.log_start, self.timestamp_of(self.log_start)
         off = self.log_start + -(-(ts - self.timestamp_of(self.log_start)) // self.interval_ms)
@@ -116,6 +132,8 @@ class FakePartition:
         return self.replica_end.get(replica, self.log_end)
 
     def batch(self, base: int, replica: int | None = None, end: int | None = None) -> bytes:
+        if self.stored is not None:
+            return encode_v2_batch([self.stored[base]], base)
         last = min(base + self.batch_records, self.log_end if end is None else end) - 1
         differs = self.diverged_from.get(replica, -1) if replica is not None else -1
         key = (base, last, differs if 0 <= differs <= last else -1)
@@ -239,6 +257,7 @@ class FakeKafkaCluster(GroupTypesMixin):
         self.loading: dict[str, int] = {}
         self.triggers: list[tuple[str, int, Any]] = []
         self.fetches: list[tuple[int, int, int]] = []  # (broker, Fetch version, replica id) of each Fetch
+        self.clock_ms = lambda: int(time.time() * 1000)  # commit times of OffsetCommits (tests set their own)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeKafkaCluster:
@@ -284,6 +303,31 @@ class FakeKafkaCluster(GroupTypesMixin):
 
     def partition(self, topic: str, partition: int) -> FakePartition:
         return self.topics[topic][partition]
+
+    # ------------------------------------------------------------------ __consumer_offsets
+    def add_offsets_topic(self, partitions: int = 3) -> None:
+        """A readable `__consumer_offsets`: from now on every commit is also written there, as the
+        coordinator writes it (key version 1, value version 3, by hand from the message specs)."""
+        self.add_topic(OFFSETS_TOPIC, partitions, batch_records=1)
+        for fp in self.topics[OFFSETS_TOPIC].values():
+            fp.stored = []
+
+    def write_commit(self, group: str, topic: str, partition: int, offset: int, commit_ms: int) -> None:
+        """A commit as the coordinator stores it: in the group's `__consumer_offsets` partition,
+        with its commit time (and the group's offset, as OffsetFetch serves it)."""
+        with self.lock:
+            g = self.groups.get(group) or self.add_group(group)
+            g.offsets[(topic, partition)] = (offset, "")
+            self._store_commit(group, topic, partition, offset, commit_ms)
+
+    def _store_commit(self, group: str, topic: str, partition: int, offset: int, commit_ms: int) -> None:
+        parts = self.topics.get(OFFSETS_TOPIC)
+        if not parts:
+            return
+        s = lambda x: struct.pack(">h", len(x.encode())) + x.encode()  # noqa: E731 - a Kafka STRING
+        key = struct.pack(">h", 1) + s(group) + s(topic) + struct.pack(">i", partition)
+        value = struct.pack(">hqi", 3, offset, -1) + s("") + struct.pack(">q", commit_ms)
+        parts[offsets_partition_for(group, len(parts))].append(key, value, commit_ms)
 
     def add_group(self, group_id: str, **kw: Any) -> FakeGroup:
         with self.lock:
@@ -639,6 +683,7 @@ class FakeKafkaCluster(GroupTypesMixin):
                 if pcode == NONE:
                     assert g is not None
                     g.offsets[(t.name, rp.partition_index)] = (rp.committed_offset, rp.committed_metadata or "")
+                    self._store_commit(gid, t.name, rp.partition_index, rp.committed_offset, self.clock_ms())
                 parts.append(P(partition_index=rp.partition_index, error_code=pcode))
             topics.append(T(name=t.name, partitions=parts))
         if code == NONE and g is not None:
