@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from kafkatool.cluster.bootstrap import probe
 from kafkatool.log.checkpoint import read_properties
 
 DEFAULT_TIMEOUT = 15.0
@@ -151,15 +152,23 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
     from kafka.errors import KafkaConfigurationError, KafkaError
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
+    within = timeout if connect_within is None else connect_within
+    # Every address at once, each failure named; the client bootstraps from the one that answered.
+    tried = probe(cfg["bootstrap_servers"], within, cfg["client_id"],
+                  tls=cfg.get("security_protocol", "PLAINTEXT") in ("SSL", "SASL_SSL"))
+    if tried.answered is None:
+        when = f" within {timeout:g}s" if tried.timed_out else ""
+        raise ClusterError(f"cannot reach any broker{when}: {tried.describe()}")
+    cfg["bootstrap_servers"] = [tried.answered]
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
-        cfg.setdefault("bootstrap_timeout_ms", max(1, int((timeout if connect_within is None else connect_within) * 1000)))
+        cfg.setdefault("bootstrap_timeout_ms", max(1, int(within * 1000)))
 
     try:
         admin = KafkaAdminClient(**cfg)
     except KafkaConfigurationError as exc:
         raise ClusterInputError(f"--command-config: {exc}") from None
     except KafkaError as exc:
-        raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
+        raise ClusterError(f"cannot reach the broker at {tried.answered} within {timeout:g}s: {exc}") from None
     except OSError as exc:
         raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None
     # A broker that accepts connections and never answers must not cost 10 s (kafka-python's
