@@ -499,3 +499,23 @@ def test_cancel_whose_request_is_lost_says_what_to_run(kafka: FakeKafka, tmp_pat
                                           "or --verify once they complete)\n")
     kafka.fail_alter.clear()
     assert reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f).code == 0 and kafka.configs == {}
+
+
+def test_execute_that_loses_the_broker_before_any_change_says_nothing_was_done(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    kafka.fail_request[32] = 9  # DescribeConfigs: the broker dies mid-request (each retry too)
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    last = r.err.splitlines()[-1]  # after the note that the file is not a kafkatool plan
+    assert r.code == 3 and last.startswith("kafkatool: reassign: describe configs: "), r.err
+    assert r.err.endswith("; nothing was changed: no throttle was set and no reassignment was started\n")
+    assert "Error: KafkaConnectionError" not in r.err and r.err.count("KafkaConnectionError") <= 1
+    assert kafka.ongoing() == {} and kafka.configs == {}
+    # lost at the start itself: said too, with the throttles put back
+    kafka.fail_request[32] = 0
+    kafka.fail_request[45] = 1  # AlterPartitionReassignments
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3 and r.err.endswith(
+        "; no reassignment was started and the throttle configs were put back\n"), r.err
+    assert kafka.ongoing() == {} and {k: v for k, v in kafka.configs.items() if v} == {}

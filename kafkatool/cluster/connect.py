@@ -31,6 +31,18 @@ class ClusterInputError(Exception):
     """A connect string or client-properties file is malformed (CLI exit code 2)."""
 
 
+def kafka_error_text(exc: BaseException) -> str:
+    """`KafkaConnectionError: 111 ECONNREFUSED` once: kafka-python's str() already starts with the class
+    name, so prefixing it again doubled it.  Long messages (whole requests) are cut at 300 characters."""
+    name = type(exc).__name__
+    detail = getattr(exc, "description", "") or str(exc)
+    if detail.startswith(f"{name}: "):
+        detail = detail[len(name) + 2:]
+    elif detail == name:
+        detail = ""
+    return f"{name}: {detail[:300]}" if detail else name
+
+
 _HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(?::(?P<port>[^:]*))?")
 
 
