@@ -121,6 +121,9 @@ class ClusterMetadata:
     controller: int | None = None
 
 
+_GROUP_ID_NOT_FOUND = "GroupIdNotFoundError"  # kafka-python's name for error 69
+
+
 def _error_name(code: int) -> str:
     import kafka.errors as Errors
 
@@ -606,7 +609,9 @@ class KafkaGroups:
                                    dg.group_epoch, dg.assignment_epoch)
                 continue
             d = raw.get(g)
-            if d is None:
+            # DescribeGroups v6+ (Kafka 4.0, KIP-1043) answers an unknown group GROUP_ID_NOT_FOUND where
+            # older versions answered Dead: both are the same "does not exist" (one exit code).
+            if d is None or _GROUP_ID_NOT_FOUND in str(d.get("error") or ""):
                 out[g] = GroupInfo(g, "Dead", "", "", coords.get(g), [])
                 continue
             if d.get("error"):
