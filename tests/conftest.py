@@ -112,6 +112,15 @@ def _click_tree_built_once():  # type: ignore[no-untyped-def]
     mp.undo()
 
 
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Files commands keep for the operator (reassign plans, rollbacks) go to a per-test directory,
+    never the user's ~/.local/state (kafkatool.config.default_state_dir)."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(state))
+    return state
+
+
 @pytest.fixture
 def refused_port():  # type: ignore[no-untyped-def]
     """A 127.0.0.1 port that refuses connections for the whole test: bound and never listened on, so no

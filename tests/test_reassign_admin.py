@@ -283,7 +283,7 @@ def test_generate_draws_topics_in_the_release_s_order(three_topics: FakeKafka, t
     assert proposed == _kafka_plan(order, {"orders": (3, 2), "single": (1, 2), "big": (6, 3)}, 7)
 
 
-def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Path) -> None:
+def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Path, _state_dir: Path) -> None:
     (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
     for rel in ("3.3", "4.0"):
         r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", three_topics.bootstrap,
@@ -291,7 +291,9 @@ def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Pa
                           "1,2,3,9", cwd=tmp_path)
         assert r.code == 0, r.err
         assert r.out.startswith("Current partition replica assignment\n") and r.out.count("\n") == 5
-        assert "Saved the plan to reassign-plan-" in r.err and "Random assignment drawn with --seed" in r.err
+        # the plan goes to the state dir, never the current directory, and the note says where
+        assert f"Saved the plan to {_state_dir}/reassign-plan-" in r.err and "Random assignment drawn with --seed" in r.err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
         assert "broker 9 of --broker-list not in the cluster" in r.err
 
 
@@ -519,3 +521,29 @@ def test_execute_that_loses_the_broker_before_any_change_says_nothing_was_done(
     assert r.code == 3 and r.err.endswith(
         "; no reassignment was started and the throttle configs were put back\n"), r.err
     assert kafka.ongoing() == {} and {k: v for k, v in kafka.configs.items() if v} == {}
+
+
+def test_files_kept_for_the_operator_go_to_the_state_dir_and_are_named(
+        three_topics: FakeKafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
+    (tmp_path / "r.json").write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    state = tmp_path / "state" / "kafkatool"
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(state))
+    work = tmp_path / "work"
+    work.mkdir()
+    base = ("reassign", "--bootstrap-server", three_topics.bootstrap, "--timeout", "5")
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3", cwd=work)
+    assert r.code == 0 and list(work.iterdir()) == []
+    plans = sorted(state.glob("reassign-plan-*.json"))
+    assert len(plans) == 1 and f"Saved the plan to {plans[0]} (use it as --reassignment-json-file)" in r.err
+    r = run_kafkatool(*base, "--execute", "--reassignment-json-file", "../r.json", cwd=work)
+    assert r.code == 0 and list(work.iterdir()) == []
+    rollbacks = sorted(state.glob("reassign-rollback-*.json"))
+    assert len(rollbacks) == 1 and f"Saved the rollback plan to {rollbacks[0]}" in r.err
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3",
+                      "--plan-file", "mine.json", cwd=work)
+    assert r.code == 0 and [p.name for p in work.iterdir()] == ["mine.json"] and "Saved the plan to mine.json" in r.err
+    (tmp_path / "blocked").write_text("a file, not a directory")
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(tmp_path / "blocked" / "state"))
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3", cwd=work)
+    assert r.code == 3 and r.err.count("\n") == 1 and "cannot create the state directory" in r.err, r.err

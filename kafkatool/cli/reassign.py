@@ -128,7 +128,16 @@ def _save(path: Path, text: str) -> None:
 
 
 def _default_file(prefix: str) -> Path:
-    return Path(f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json")
+    """`<state dir>/<prefix>-<UTC time>.json`: never the current directory (config.default_state_dir)."""
+    from kafkatool.config import default_state_dir
+
+    state = default_state_dir()
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{state}: cannot create the state directory: {exc.strerror or exc} "
+                       "(set KAFKATOOL_STATE_DIR, or pass a file name)", EXIT_FAILURE) from None
+    return state / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
 
 
 def _library_errors(exc: Exception) -> CliError | None:
@@ -162,14 +171,14 @@ def reassign(
     replica_shift: int | None = typer.Option(D.replica_shift, "--replica-shift", min=0, help="Fix Kafka's replica shift."),
     sizes: Path | None = typer.Option(D.sizes, "--sizes", "--log-dir-sizes", metavar="FILE", help="Partition sizes for --strategy minimal instead of asking the brokers: `kafkatool log-dirs --format json` (offline or live), kafka-log-dirs.sh output or {\"t-0\": bytes}."),
     compare: bool = typer.Option(D.compare, "--compare", help="Also plan with the other strategy and print both summaries."),
-    plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
+    plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default: the state dir, $KAFKATOOL_STATE_DIR or ~/.local/state/kafkatool, as reassign-plan-<UTC time>.json)."),
     no_plan_file: bool = typer.Option(D.no_plan_file, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),
     reassignment_json_file: Path | None = typer.Option(D.reassignment_json_file, "--reassignment-json-file", metavar="FILE", help="Reassignment JSON or kafkatool plan file."),
     throttle: int = typer.Option(D.throttle, "--throttle", metavar="B/S", help="Inter-broker replication throttle in bytes/second for the moving replicas."),
     replica_alter_log_dirs_throttle: int = typer.Option(D.replica_alter_log_dirs_throttle, "--replica-alter-log-dirs-throttle", metavar="B/S", help="Throttle for moves between log dirs of a broker."),
     additional: bool = typer.Option(D.additional, "--additional", help="Execute although other reassignments are running (Admin API)."),
     force: bool = typer.Option(D.force, "--force", help="Execute although the cluster's assignment differs from the plan's."),
-    rollback_file: Path | None = typer.Option(D.rollback_file, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default reassign-rollback-<UTC time>.json)."),
+    rollback_file: Path | None = typer.Option(D.rollback_file, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default: the state dir, as reassign-rollback-<UTC time>.json)."),
     preserve_throttles: bool = typer.Option(D.preserve_throttles, "--preserve-throttles", help="Leave throttles in place on --verify/--cancel."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, and for --verify/--list also ndjson, csv, table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No notes on stderr."),
