@@ -190,6 +190,17 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
     rc, _, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--all-topics", "--to-latest", "--execute")
     assert rc == 1 and "is inactive, but the current state is Stable" in err
     assert cluster.groups["app"].offsets[("orders", 0)] == (50, "")
+    # a dry run on an active group: the refusal alone, no plan and no "dry run" note before it
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--all-topics", "--to-latest")
+    assert (rc, out, err) == (1, "", "kafkatool: Assignments can only be reset if the group 'app' is inactive, "
+                                     "but the current state is Stable.\n")
+    # with an inactive group too: the refusal first, then that group's plan and the note
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--group", "idle",
+                       "--all-topics", "--to-latest")
+    assert rc == 1 and "idle" in out and "app " not in out
+    assert err.splitlines() == ["kafkatool: Assignments can only be reset if the group 'app' is inactive, "
+                                "but the current state is Stable.",
+                                "kafkatool: dry run: no offsets changed (add --execute to apply)"]
 
     for fmt in ("csv", "json", "zk"):
         saved = dict(cluster.groups["idle"].offsets)

@@ -677,6 +677,11 @@ def reset(
                                 failures.append(f"{p.group} {tp[0]}-{tp[1]}: {err}")
                 if failures:
                     raise CliError(f"commit failed for {failures[0]}" + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""), EXIT_FAILURE)
+    # An active group is refused before anything is printed: no plan line or dry-run note comes first.
+    if refused and not plans:
+        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
+    for why in refused:  # with --all-groups/several --group: the refusals, then the other groups' plans
+        sys.stderr.write(f"kafkatool: {why}\n")
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
@@ -697,7 +702,7 @@ def reset(
     if not execute:
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
     if refused:
-        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 # --------------------------------------------------------------------------------------------------
