@@ -23,11 +23,11 @@ HELP = """Show and change the dynamic configs of topics and brokers: Kafka's kaf
 
 One action: --describe (--all: every config, not only the dynamic ones) or --alter (--add-config k=v,k2=[a,b] and/or --delete-config k,k2). The entity: --entity-type topics|brokers with --entity-name NAME or --entity-default (brokers' cluster-wide defaults), or Kafka 3.3's shortcuts --topic NAME, --broker ID, --broker-defaults. --describe without a name describes every entity of the type.
 
-With --bootstrap-server the text is Kafka 3.3's (4.0 prints the same) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs. With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
+With --bootstrap-server the text is Kafka 3.3's (4.0 prints the same) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs (Kafka 2.0-2.2 brokers: AlterConfigs, read-modify-write of the entity's dynamic configs, as Kafka 3.3's tool does for brokers, with a note on stderr). With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
 
 The replication throttles that reassign sets are dynamic configs like any other: leader.replication.throttled.rate and follower.replication.throttled.rate on brokers, leader.replication.throttled.replicas and follower.replication.throttled.replicas on topics. --describe --format json marks them ("throttle": true); --alter --delete-config removes one left behind. --dry-run shows an --alter's change without making it.
 
-Exit codes: 0 done; 2 bad input or refused (unknown topic, deleting a config that is not set, a broker missing IncrementalAlterConfigs); 3 cluster failure.
+Exit codes: 0 done; 2 bad input or refused (unknown topic, deleting a config that is not set); 3 cluster failure.
 
 \b
 Examples:
@@ -168,12 +168,16 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         admin_dynamic,
         alter_done_text,
         check_zk_broker_alter,
+        legacy_alter,
+        legacy_alter_note,
+        needs_legacy_alter,
         plan_alter,
         zk_configs,
     )
     from kafkatool.cluster.topics import TopicError, check_zk_topic_config_names
 
     zk = cluster.kind == "zookeeper"
+    legacy = False
     if entity.type == "topics":
         _check_topic(cluster, entity.name)
     if zk:
@@ -187,8 +191,11 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
     else:
         from kafkatool.cluster.versions import ApiKey
 
-        cluster._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
-        current = {e.name: e.value or "" for e in admin_dynamic(cluster, entity)}
+        legacy = needs_legacy_alter(cluster)  # Kafka 2.0-2.2: AlterConfigs, read-modify-write
+        if not legacy:
+            cluster._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
+        dynamic = admin_dynamic(cluster, entity)
+        current = {e.name: e.value or "" for e in dynamic}
     change = plan_alter(entity, current, add, delete)
     after = change.apply(current)
     row = {"entity_type": entity.type, "entity_name": entity.name, "set": change.set, "delete": change.delete,
@@ -203,6 +210,9 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         return
     if zk:
         cluster.alter_configs([change])
+    elif legacy:
+        legacy_alter(cluster, entity, dynamic, change)
+        sys.stderr.write(f"kafkatool: note: {legacy_alter_note(cluster, entity)}\n")
     else:
         admin_alter(cluster, change)
     if fmt == "text":

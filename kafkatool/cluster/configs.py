@@ -219,6 +219,60 @@ def admin_alter(cluster: Any, change: ConfigChange) -> None:
             raise ConfigInputError(r.error_message or getattr(err, "description", "") or err.__name__)
 
 
+def needs_legacy_alter(cluster: Any) -> bool:
+    """Whether the brokers lack IncrementalAlterConfigs (Kafka 2.0-2.2) and have AlterConfigs: then
+    `legacy_alter` rewrites the entity's configs whole, as Kafka 3.3's ConfigCommand does for brokers."""
+    from kafkatool.cluster.versions import ApiKey, lacks
+
+    table = cluster.api_versions()
+    return table is not None and lacks(table, ApiKey.INCREMENTAL_ALTER_CONFIGS) and not lacks(table, ALTER_CONFIGS)
+
+
+ALTER_CONFIGS = 33  # the request before IncrementalAlterConfigs: replaces all of an entity's dynamic configs
+
+
+def legacy_alter(cluster: Any, entity: Entity, dynamic: Sequence[ConfigEntry], change: ConfigChange) -> None:
+    """AlterConfigs (read-modify-write): the entity's dynamic configs `dynamic` (read just before), with
+    `change` applied, sent as its whole new config set — Kafka 3.3 ConfigCommand.alterConfig's broker path
+    (`oldConfig ++ configsToBeAdded -- configsToBeDeleted`), which also refuses when a sensitive value it
+    cannot read back would be lost."""
+    from kafka.errors import for_code
+    from kafka.protocol.admin import AlterConfigsRequest as R
+
+    from kafkatool.cluster.topics_backend import _send
+
+    new: dict[str, str | None] = {e.name: e.value for e in dynamic}
+    new.update(change.set)
+    for k in change.delete:
+        new.pop(k, None)
+    missing = [k for k, v in new.items() if v is None]
+    if missing:
+        raise ConfigInputError("All sensitive broker config entries must be specified for --alter, missing entries: "
+                               f"Set({', '.join(missing)})")
+    name = "" if entity.is_default else entity.name
+    res = R.AlterConfigsResource
+    request = R(resources=[res(resource_type=2 if entity.type == "topics" else 4, resource_name=name,
+                               configs=[res.AlterableConfig(name=k, value=v) for k, v in new.items()])],
+                validate_only=False)
+    node = int(name) if entity.type == "brokers" and not entity.is_default else None
+    response = _send(cluster, "alter configs", request, node_id=node)
+    for r in response.responses:
+        if r.error_code:
+            err = for_code(r.error_code)
+            raise ConfigInputError(r.error_message or getattr(err, "description", "") or err.__name__)
+
+
+def legacy_alter_note(cluster: Any, entity: Entity) -> str:
+    """What the fallback did, for stderr: the whole config set was rewritten, so a concurrent change is lost."""
+    from kafkatool.cluster.versions import describe_broker
+    from kafkatool.release import Release
+
+    what = "the cluster-wide broker defaults" if entity.is_default else f"{entity.type[:-1]} {entity.name}"
+    return (f"the brokers are {describe_broker(cluster.api_versions(), Release(2, 3))}, without IncrementalAlterConfigs: "
+            f"rewrote every dynamic config of {what} with AlterConfigs (read-modify-write, as Kafka 3.3's "
+            "kafka-configs.sh does for brokers; a change made meanwhile by another client is overwritten)")
+
+
 def check_zk_broker_alter(cluster: Any, entity: Entity, add: dict[str, str]) -> None:
     """Kafka 2.x: other broker configs than the replication quotas need the broker(s) stopped."""
     dynamic = [k for k in add if k not in ZK_RUNNING_BROKER_CONFIGS]
