@@ -183,6 +183,7 @@ _kafkatool() {
             case "$prev" in
                 --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic-partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -190,7 +191,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic -t --partitions --topic-partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets export")

@@ -156,6 +156,7 @@ complete -c kafkatool -n '__fish_seen_subcommand_from offsets' -l quiet -s q -d 
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets' -s h -l help -d 'Show the help and exit.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l topic -s t -r -F -d 'Topic name or regular expression (all topics when absent).'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l partitions -r -F -d 'Comma-separated partition ids.'
+complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l topic-partitions -r -F -d 'GetOffsetShell\'s topic-partition rules, comma-separated: TOPIC_REGEX[:N | :N-M ('
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l time -r -F -d '-1/latest, -2/earliest, -3/max-timestamp, or a timestamp in ms.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l bootstrap-server -r -F -d 'Brokers (Admin API); with --zookeeper only used to read log-end offsets.'
 complete -c kafkatool -n '__fish_seen_subcommand_from offsets && __fish_seen_subcommand_from end' -l zookeeper -r -F -d 'Find the brokers through ZooKeeper.'

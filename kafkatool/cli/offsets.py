@@ -714,13 +714,16 @@ END_HELP = """Offsets of partitions at a time, as GetOffsetShell prints them: `t
 --time -1 / latest (default): log-end offsets; -2 / earliest: log-start offsets; -3 /
 max-timestamp: the offset of the record with the largest timestamp; a timestamp in ms: the first
 offset whose record timestamp is at or after it (partitions with none are left out, as Kafka does).
---topic is a regular expression matched against whole topic names.
+--topic is a regular expression matched against whole topic names. --topic-partitions takes
+GetOffsetShell's rules instead: TOPIC_REGEX[:N | :N-M | :N- | :-M], comma-separated (M exclusive).
+Rows come in the release's order: 3.x by topic then partition, 4.0 as strings (big:0 big:1 big:10 big:2).
 
 \b
 Examples:
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders
   kafkatool offsets end --bootstrap-server kafka:9092 --topic 'orders.*' --time -2
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --partitions 0,1 --time 1700000000000
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic-partitions 'orders:1,big:3-5'
   kafkatool offsets end --zookeeper zk:2181 --topic orders --format json
 """
 
@@ -732,6 +735,8 @@ _TIME_WORDS = {"latest": -1, "earliest": -2, "max-timestamp": -3}
 def end(
     topic: str = typer.Option(None, "--topic", "-t", help="Topic name or regular expression (all topics when absent)."),
     partitions: str = typer.Option(None, "--partitions", help="Comma-separated partition ids."),
+    topic_partitions: str = typer.Option(None, "--topic-partitions", metavar="RULES",
+                                         help="GetOffsetShell's topic-partition rules, comma-separated: TOPIC_REGEX[:N | :N-M (M exclusive) | :N- | :-M], e.g. 'orders:1,big:3-5'."),
     time_spec: str = typer.Option("-1", "--time", help="-1/latest, -2/earliest, -3/max-timestamp, or a timestamp in ms."),
     bootstrap_server: str = _BOOTSTRAP,
     zookeeper: str = typer.Option(None, "--zookeeper", help="Find the brokers through ZooKeeper."),
@@ -761,31 +766,44 @@ def end(
         pattern = re.compile(topic if topic is not None else ".*")
     except re.error as exc:
         raise CliError(f"--topic: {topic!r} is not a regular expression: {exc}") from None
+    rules = None
+    if topic_partitions is not None:
+        from kafkatool.ops.topic_partitions import TopicPartitionsError, parse_topic_partitions
+
+        if topic is not None or partitions:
+            raise CliError("--topic-partitions cannot be used with --topic or --partitions")
+        try:
+            rules = parse_topic_partitions(topic_partitions)
+        except TopicPartitionsError as exc:
+            raise CliError(str(exc)) from None
     from kafkatool.ops import offsets_report as rep
 
     with _translate():
         if zookeeper:
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics, rules)
         else:
             with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics, rules)
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")
     errors = sorted((tp, lo.error) for tp, lo in result.items() if lo.error)
     for (t, p), e in errors:
         sys.stderr.write(f"Skip getting offsets for topic-partition {t}:{p} due to error: {e}\n")
     if fmt == "text":
-        _emit(rep.format_get_offset_shell({tp: lo.offset for tp, lo in result.items()}))
+        _emit(rep.format_get_offset_shell({tp: lo.offset for tp, lo in result.items()}, text_release()))
     else:
         render_rows(({"topic": t, "partition": p, "offset": lo.offset, "timestamp": lo.timestamp, "error": lo.error}
                      for (t, p), lo in sorted(result.items())), fmt, ["topic", "partition", "offset", "timestamp", "error"])
 
 
-def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool) -> dict[Any, Any]:
+def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool,
+                 rules: Any = None) -> dict[Any, Any]:
+    from kafkatool.ops.topic_partitions import allowed
+
     meta = bo.metadata(None)
     tps = [
-        (t, p) for t, ps in meta.topics.items() if pattern.fullmatch(t) and not (exclude_internal and t.startswith("__"))
-        for p in ps if not parts or p in parts
+        (t, p) for t, ps in meta.topics.items() if not (exclude_internal and t.startswith("__"))
+        for p in ps if (allowed(rules, t, p) if rules is not None else pattern.fullmatch(t) and (not parts or p in parts))
     ]
     return bo.list_offsets({tp: spec for tp in tps}) if tps else {}

@@ -555,9 +555,15 @@ def format_offset_checker(rows: list[PartitionLag], broker_info: dict[int, str] 
 # GetOffsetShell
 
 
-def format_get_offset_shell(offsets: dict[TP, int | None]) -> str:
-    """`topic:partition:offset` sorted by topic then partition; partitions without an offset are left out."""
-    return "".join(f"{t}:{p}:{o}\n" for (t, p), o in sorted(offsets.items()) if o is not None)
+def format_get_offset_shell(offsets: dict[TP, int | None], text: Any = None) -> str:
+    """`topic:partition:offset`; partitions without an offset are left out.  Order: Kafka 3.x's Scala
+    tool sorts by topic then partition number (`compareTopicPartitions`); 4.0's Java tool keys a
+    `TreeMap` by `TopicPartition.toString()`, `topic-partition` as a string (big-0, big-1, big-10, big-2)."""
+    if text is not None and text.at_least("4.0"):
+        keys = sorted(offsets, key=lambda tp: f"{tp[0]}-{tp[1]}")
+    else:
+        keys = sorted(offsets)
+    return "".join(f"{t}:{p}:{offsets[(t, p)]}\n" for t, p in keys if offsets[(t, p)] is not None)
 
 
 # --------------------------------------------------------------------------------------------------
