@@ -24,6 +24,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, cluster_errors
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
+from kafkatool.cli.kafka_shapes import KafkaShapesGroup
 from kafkatool.cli.progress import progress
 from kafkatool.cli.render import check_format, render_rows
 from kafkatool.release import text_release
@@ -43,6 +44,8 @@ also measures consume and produce rates over that many seconds and estimates the
 --max-time-lag measures the time lag even without --time-lag (the table stays Kafka's).
 A coordinator that dies or moves is looked up again until --timeout, which bounds the whole command.
 Nothing is ever consumed or committed as the group.
+kafka-consumer-groups.sh's shapes work too: --describe [--offsets] (this view), --list (offsets list),
+--reset-offsets (offsets reset); --delete and --delete-offsets are refused (nothing is ever deleted).
 
 \b
 Examples:
@@ -65,6 +68,7 @@ I/O failure.
 
 offsets_app = typer.Typer(
     name="offsets",
+    cls=KafkaShapesGroup,  # kafka-consumer-groups.sh's --list / --describe / --reset-offsets too
     help=DESCRIBE_HELP,
     invoke_without_command=True,
     no_args_is_help=True,

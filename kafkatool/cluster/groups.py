@@ -531,9 +531,15 @@ class KafkaGroups:
 
     def list_groups(self) -> list[str]:
         """Consumer groups (protocol type "consumer" or empty), as kafka-consumer-groups --list."""
+        return sorted({g for g, _, _ in self.listings()})
+
+    def listings(self) -> list[tuple[str, str, str]]:
+        """(group, state, type) of each consumer group as ListGroups answers: the state from v4 (Kafka
+        2.6), the type from v5 (3.8); '' where the negotiated version has none."""
         listed = self._call("ListGroups", lambda: self.admin._async_list_groups(
             broker_ids=sorted(self.brokers.metadata(refresh=True).brokers)))
-        return sorted({g["group_id"] for g in listed if g.get("protocol_type", "") in ("consumer", "")})
+        return [(g["group_id"], g.get("group_state") or "", g.get("group_type") or "")
+                for g in listed if g.get("protocol_type", "") in ("consumer", "")]
 
     def coordinators(self, groups: list[str]) -> dict[str, Broker | None]:
         ids = self._call("FindCoordinator", lambda: self.admin._find_coordinator_ids(groups), groups=groups)
