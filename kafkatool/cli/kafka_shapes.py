@@ -28,6 +28,7 @@ def kafka_shapes(args: list[str], subcommands: set[str]) -> list[str]:
     else:
         head, tail = list(args), []
     first = next((a for a in head if not a.startswith("-")), None)
+    sub: str | None
     if first in subcommands and head and head[0] == first:  # already a subcommand: only optional values
         sub = first
         rest = head
