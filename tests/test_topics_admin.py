@@ -511,3 +511,27 @@ def test_growing_during_a_reassignment(release: str) -> None:
             assert (r.code, r.err) == (2, f"kafkatool: topics: A partition reassignment is in progress{said}\n")
     finally:
         k.stop()
+
+
+@pytest.mark.parametrize("release", ["3.3.1", "3.6", "4.0.0"])
+def test_configs_describe_is_sorted_by_name_from_kafka_3_5(release: str) -> None:
+    """ConfigCommand's getResourceConfig ends in `sortBy(entry => entry.name())` from 3.5 (3.3 keeps the
+    Config's HashMap order): topics and brokers, with and without --all."""
+    from kafkatool.cluster.topics_text import config_entries_order
+
+    k = start(release)
+    try:
+        k.set_config("topics", "audit", {"segment.bytes": "1", "retention.ms": "2", "cleanup.policy": "compact",
+                                         "min.insync.replicas": "1"})
+        k.set_config("brokers", "2", {"leader.replication.throttled.rate": "1", "follower.replication.throttled.rate": "2",
+                                      "log.cleaner.threads": "3"})
+        for args in (("--topic", "audit"), ("--topic", "audit", "--all"), ("--broker", "2")):
+            r = configs(k, "--describe", *args)
+            assert r.code == 0, r.err
+            names = [line.split("=", 1)[0].strip() for line in r.out.splitlines()[1:]]
+            want = sorted(names) if release != "3.3.1" else config_entries_order(names)
+            assert names == want and len(names) >= 3, (args, names)
+        assert config_entries_order(["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"]) != sorted(
+            ["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"])  # the test tells them apart
+    finally:
+        k.stop()

@@ -23,7 +23,7 @@ HELP = """Show and change the dynamic configs of topics and brokers: Kafka's kaf
 
 One action: --describe (--all: every config, not only the dynamic ones) or --alter (--add-config k=v,k2=[a,b] and/or --delete-config k,k2). The entity: --entity-type topics|brokers with --entity-name NAME or --entity-default (brokers' cluster-wide defaults), or Kafka 3.3's shortcuts --topic NAME, --broker ID, --broker-defaults. --describe without a name describes every entity of the type.
 
-With --bootstrap-server the text is Kafka 3.3's (4.0 prints the same) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs (Kafka 2.0-2.2 brokers: AlterConfigs, read-modify-write of the entity's dynamic configs, as Kafka 3.3's tool does for brokers, with a note on stderr). With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
+With --bootstrap-server the text is Kafka 3.3's (4.0's lists the configs sorted by name, as from 3.5) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs (Kafka 2.0-2.2 brokers: AlterConfigs, read-modify-write of the entity's dynamic configs, as Kafka 3.3's tool does for brokers, with a note on stderr). With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
 
 The replication throttles that reassign sets are dynamic configs like any other: leader.replication.throttled.rate and follower.replication.throttled.rate on brokers, leader.replication.throttled.replicas and follower.replication.throttled.replicas on topics. --describe --format json marks them ("throttle": true); --alter --delete-config removes one left behind. --dry-run shows an --alter's change without making it.
 
@@ -127,6 +127,7 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: boo
         admin_dynamic,
         admin_entities,
         config_rows,
+        describe_order,
         zk_configs,
         zk_describe_text,
         zk_entities,
@@ -145,7 +146,7 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: boo
                 sys.stdout.write(zk_describe_text(e, pairs))
             rows += config_rows(e, [ConfigEntry(k, v, "ZOOKEEPER") for k, v in pairs])
         else:
-            entries = admin_dynamic(cluster, e, describe_all)
+            entries = describe_order(admin_dynamic(cluster, e, describe_all), cluster.text_release())
             if fmt == "text":
                 sys.stdout.write(admin_describe_text(e, entries, describe_all))
             rows += config_rows(e, entries)

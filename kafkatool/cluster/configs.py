@@ -2,7 +2,8 @@
 
 Admin API: Kafka 3.3's ConfigCommand — `Dynamic configs for topic X are:` then
 `  k=v sensitive=false synonyms={SOURCE:k=v, …}` for the entries whose source is the entity's
-dynamic source, in the `HashMap` order of the `Config` the Java client builds; brokers' cluster-wide
+dynamic source, in the `HashMap` order of the `Config` the Java client builds (from 3.5 sorted by
+name); brokers' cluster-wide
 defaults are the entity `<default>` (`Default configs for brokers in the cluster are:`).
 ZooKeeper: Kafka 2.1's ConfigCommand — `Configs for topic 'X' are k=v,…` (a Java 8 `Properties`'
 order), and writes of `/config/<type>/<name>` plus a `/config/changes/config_change_` notification
@@ -160,6 +161,18 @@ def admin_dynamic(cluster: Any, entity: Entity, describe_all: bool = False) -> l
         return entries
     source = dynamic_source(entity)
     return [e for e in entries if e.source == source]
+
+
+#: From Kafka 3.5 ConfigCommand's `getResourceConfig` ends in `.toSeq.sortBy(entry => entry.name())`:
+#: --describe lists configs by name (3.3 and 3.4 keep `Config.entries()`' HashMap order).
+SORTED_DESCRIBE_SINCE = "3.5"
+
+
+def describe_order(entries: Sequence[ConfigEntry], text: Any) -> list[ConfigEntry]:
+    """The entries in the order the release's `kafka-configs.sh --describe` prints them."""
+    if text.at_least(SORTED_DESCRIBE_SINCE):
+        return sorted(entries, key=lambda e: e.name.encode("utf-16-be"))  # Java's String.compareTo
+    return list(entries)
 
 
 def zk_configs(cluster: Any, entity: Entity) -> list[tuple[str, str]]:
