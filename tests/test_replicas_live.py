@@ -60,7 +60,9 @@ def test_identical_replicas_from_the_log_start(cluster: FakeKafkaCluster) -> Non
     got = _run("--bootstrap-server", cluster.bootstrap, "--time", "-2", "--timeout", "10")
     assert got.returncode == 0, got.stderr
     lines = _unstamped(got.stdout)
-    assert lines[0] == "verification process is started."
+    # the Scala tool (before 3.6) ends the line with a period, the Java one (3.6+) does not
+    java = cluster.version not in ("2.1.1", "2.8", "3.3.1")
+    assert lines[0] == "verification process is started" + ("" if java else ".")
     assert re.fullmatch(r"max lag is 0 for partition (orders-[012]|audit-0) at offset (95|40) among 4 partitions",
                         lines[1]), lines
     assert len(lines) == 2

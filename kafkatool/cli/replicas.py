@@ -141,7 +141,7 @@ def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: fl
     from kafkatool.cli.cluster_options import cluster_errors
     from kafkatool.cli.profiles import with_profile
     from kafkatool.cluster.groups import BrokerOffsets
-    from kafkatool.cluster.replica_verify import ReplicaVerifier, kafka_time
+    from kafkatool.cluster.replica_verify import ReplicaVerifier, kafka_time, started_line
 
     def say(line: str) -> None:
         if output_format == "text":
@@ -155,7 +155,10 @@ def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: fl
         with cluster_errors("replicas"):
             verifier = ReplicaVerifier(conn, topic or ".*", initial_time, fetch_size, max_wait_ms)
             verifier.start()
-            say("verification process is started.")
+            from kafkatool.cluster.versions import client_release
+            from kafkatool.release import text_release
+
+            say(started_line(text_release(client_release(conn.admin))))
             started = last_report = time.monotonic()
             while True:
                 for line in verifier.round():
