@@ -534,7 +534,12 @@ def export(
                   if row.topic is not None and row.partition is not None and row.current_offset is not None and row.current_offset >= 0}
         for r in reports
     }
-    if fmt == "csv":
+    if fmt == "csv" and source == "bootstrap":  # Kafka's --reset-offsets --to-current --export: its map order
+        ordered: dict[str, dict[Any, int]] = {}
+        for g, t, part, o in rep.reset_rows([rep.ResetPlan(g, offs, []) for g, offs in offsets.items()], text_release()):
+            ordered.setdefault(g, {})[(t, part)] = o
+        text = rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups), keep_order=True)
+    elif fmt == "csv":
         text = rep.export_csv(offsets, with_group=not (len(groups) == 1 and not all_groups))
     elif fmt == "zk":
         text = rep.export_zk(offsets)
@@ -696,7 +701,7 @@ def reset(
         for g, t, part, o in rep.reset_rows(plans, text_release()):
             ordered.setdefault(g, {})[(t, part)] = o
         _emit(rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups),
-                             keep_order=text_release().at_least("4.0")))
+                             keep_order=True))
     elif fmt == "text":
         _emit(rep.format_reset(plans, text_release()))
     else:
