@@ -145,8 +145,12 @@ class AdminCluster(Cluster):
         return sorted(out, key=lambda b: b.id)
 
     def node_ids(self) -> list[int]:
-        """Broker ids in the Metadata response's order (what the Java admin's describeCluster returns)."""
-        return [bid for bid, _, _, _ in self._describe_cluster()["brokers"]]
+        """Broker ids as the Java admin's `describeCluster().nodes()` returns them: the values of a
+        `HashMap<Integer, Node>` (MetadataResponse.brokers(), DescribeClusterResponse.nodes()), so in
+        that map's order whatever order the broker listed them in."""
+        from kafkatool.jvm.java_collections import int_set_order
+
+        return int_set_order([bid for bid, _, _, _ in self._describe_cluster()["brokers"]])
 
     def describe_log_dirs(self, brokers: list[int]) -> dict[int, Any]:
         """DescribeLogDirs for all topics on each broker (cluster/logdirs.py), bounded by the timeout."""

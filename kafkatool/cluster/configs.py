@@ -5,7 +5,7 @@ Admin API: Kafka 3.3's ConfigCommand — `Dynamic configs for topic X are:` then
 dynamic source, in the `HashMap` order of the `Config` the Java client builds (from 3.5 sorted by
 name); brokers' cluster-wide
 defaults are the entity `<default>` (`Default configs for brokers in the cluster are:`).
-ZooKeeper: Kafka 2.1's ConfigCommand — `Configs for topic 'X' are k=v,…` (a Java 8 `Properties`'
+ZooKeeper: Kafka 2.1's ConfigCommand — `Configs for topic 'X' are k=v,…` (a Java 9+ `Properties`'
 order), and writes of `/config/<type>/<name>` plus a `/config/changes/config_change_` notification
 (`{"version":2,"entity_path":"topics/X"}`), in one transaction.  The replication throttles
 `reassign` sets (`leader.replication.throttled.rate`, `follower.replication.throttled.rate`,
@@ -182,8 +182,9 @@ def zk_configs(cluster: Any, entity: Entity) -> list[tuple[str, str]]:
 
 
 def zk_entities(cluster: Any, entity_type: str) -> list[Entity]:
-    """`getAllEntitiesWithConfig`: the children of `/config/<type>` (ZooKeeper's order, sorted here)."""
-    return [Entity(entity_type, n) for n in sorted(cluster.children(f"/config/{entity_type}"))]
+    """`getAllEntitiesWithConfig`: the children of `/config/<type>` in the order ZooKeeper returns them
+    (Kafka 2.1's ConfigCommand prints them so: the server's children set, not sorted)."""
+    return [Entity(entity_type, n) for n in cluster.children(f"/config/{entity_type}")]
 
 
 def admin_entities(cluster: Any, entity_type: str) -> list[Entity]:

@@ -76,6 +76,7 @@ class FakeKafka:
         self.fail_alter_request: int | None = None  # a top-level error code for AlterPartitionReassignments
         self.fail_configs: dict[tuple[int, str], str] = {}
         self.silent = False
+        self.broker_order: list[int] | None = None  # the order Metadata/DescribeCluster list brokers in
         self.busy_seconds = 0.0  # time spent building and encoding answers (benchmarks subtract it)
         self.lock = threading.RLock()
         self._servers: dict[int, socket.socket] = {}
@@ -224,8 +225,9 @@ class FakeKafka:
         return kwire.api_versions_body(self.api_versions)
 
     def _brokers(self, cls: Any, id_field: str) -> list[Any]:
-        return [cls(**{id_field: b}, host="127.0.0.1", port=self.port[b], rack=self.rack[b])
-                for b in sorted(self.alive)]
+        # a real broker lists them in its metadata cache's order, not always sorted (`broker_order`)
+        order = [b for b in self.broker_order if b in self.alive] if self.broker_order else sorted(self.alive)
+        return [cls(**{id_field: b}, host="127.0.0.1", port=self.port[b], rack=self.rack[b]) for b in order]
 
     def _on_3(self, broker: int, req: Any) -> Any:
         R = BODY
