@@ -451,6 +451,13 @@ def _describe_offline(log_dirs: list[Path], groups: list[str] | None, topics: li
         return
     st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions)
     reports = rep.gather_offline(st, log_dirs, groups, topics, text_release())
+    from kafkatool import release
+
+    if fmt == "text" and release.explicit() is None and any(len(r.rows) > 1 for r in reports):
+        # The segments' record versions are the same from Kafka 2.1 to 4.x for classic groups: they
+        # cannot tell which tool's row order the cluster's own tool would print, so say which one this is.
+        sys.stderr.write(f"kafkatool: note: offline: rows in Kafka {text_release()}'s order (the segments do not "
+                         "show the release that wrote them; --kafka-release 3.3 prints a 2.x/3.x cluster's)\n")
     _render_describe(reports, "log-dir", fmt, members, verbose, False, False, False, None)
     _exit_for(reports, groups or [], None, None, st.problems)
 
