@@ -34,7 +34,7 @@ class Release:
 
 #: The releases whose text is modelled, oldest first.  A request for another release is served by
 #: the newest known one not newer than it (2.8 prints as 3.3 does where they agree, 4.1 as 4.0).
-KNOWN_RELEASES: tuple[Release, ...] = (Release(3, 3), Release(4, 0))
+KNOWN_RELEASES: tuple[Release, ...] = (Release(2, 1), Release(3, 3), Release(4, 0))
 NEWEST: Release = KNOWN_RELEASES[-1]
 
 _RELEASE_RE = re.compile(r"^(\d{1,2})\.(\d{1,2})(?:\.\d{1,3})?$")

@@ -67,7 +67,7 @@ def main_callback(
         None,
         "--kafka-release",
         envvar="KAFKATOOL_KAFKA_RELEASE",
-        help="Print the text of this Kafka release's tools (3.3 or 4.0; default: the broker's release for "
+        help="Print the text of this Kafka release's tools (2.1, 3.3 or 4.0; default: the broker's release for "
         "live commands, else the newest); may be given after the command too.",
     ),
 ) -> None:
