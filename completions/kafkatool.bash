@@ -62,6 +62,7 @@ _kafkatool() {
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --add-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --add-config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --delete-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -69,7 +70,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --add-config-file --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "dump-log")
@@ -95,10 +96,10 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config|--admin.config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --admin.config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "generate")
@@ -302,8 +303,8 @@ _kafkatool() {
             ;;
         "replicas")
             case "$prev" in
-                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server|--broker-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|--topics-include|--topic-white-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --report-interval-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time-limit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -315,7 +316,7 @@ _kafkatool() {
                 --leader) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --bootstrap-server --topic --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --bootstrap-server --broker-list --topic --topics-include --topic-white-list --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

@@ -114,6 +114,17 @@ def test_input_errors_are_one_line_and_exit_2(cluster: FakeKafkaCluster, tmp_pat
         assert got.stderr.startswith("kafkatool: ") and why in got.stderr and got.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("cluster", MATRIX[2:3], indirect=True)
+def test_kafkas_option_names(cluster: FakeKafkaCluster) -> None:
+    """ReplicaVerificationTool's --broker-list and --topics-include (--topic-white-list before 3.x's rename)."""
+    plain = _run("--bootstrap-server", cluster.bootstrap, "--topic", "audit", "--time", "-2", "--timeout", "10")
+    for names in (("--broker-list", "--topics-include"), ("--broker-list", "--topic-white-list")):
+        got = _run(names[0], cluster.bootstrap, names[1], "audit", "--time", "-2", "--timeout", "10")
+        assert got.returncode == plain.returncode == 0, got.stderr
+        assert _unstamped(got.stdout) == _unstamped(plain.stdout)
+        assert "among 1 partitions" in got.stdout
+
+
 def test_unreachable_is_exit_3() -> None:
     got = _run("--bootstrap-server", "127.0.0.1:1", "--timeout", "2")
     assert got.returncode == 3 and got.stderr.startswith("kafkatool: ") and got.stderr.count("\n") == 1

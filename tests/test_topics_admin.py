@@ -9,6 +9,7 @@ Expected text is Kafka's own format strings: TopicCommand.scala at 3.3.1
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 import json
 
 import pytest
@@ -533,5 +534,24 @@ def test_configs_describe_is_sorted_by_name_from_kafka_3_5(release: str) -> None
             assert names == want and len(names) >= 3, (args, names)
         assert config_entries_order(["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"]) != sorted(
             ["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"])  # the test tells them apart
+    finally:
+        k.stop()
+
+
+@pytest.mark.parametrize("release", ["2.1.1", "3.3.1"])
+def test_configs_add_config_file_as_kafkas(release: str, tmp_path: Path) -> None:
+    """`--add-config-file FILE` (Java properties), alone: Kafka refuses it together with --add-config."""
+    k = start(release)
+    try:
+        f = tmp_path / "c.properties"
+        f.write_text("# overrides\nretention.ms=9\nsegment.ms = 100\n")
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(f))
+        assert (r.code, r.out) == (0, "Completed updating config for topic audit.\n"), r.err
+        assert k.config("topics", "audit") == {"retention.ms": "9", "segment.ms": "100"}
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(f), "--add-config", "a=b")
+        assert (r.code, r.err) == (2, "kafkatool: configs: Only one of --add-config or --add-config-file must be "
+                                      "specified\n")
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(tmp_path / "none"))
+        assert r.code == 2 and "no such file" in r.err
     finally:
         k.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -54,6 +55,8 @@ def configs(
     broker_defaults: bool = typer.Option(False, "--broker-defaults", help="Shortcut for --entity-type brokers --entity-default."),
     add_config: str | None = typer.Option(
         None, "--add-config", metavar="K=V,K2=[A,B]", help="Configs to set (lists in square brackets)."),
+    add_config_file: Path | None = typer.Option(
+        None, "--add-config-file", metavar="FILE", help="A properties file of configs to set (instead of --add-config)."),
     delete_config: list[str] = typer.Option([], "--delete-config", metavar="K,K2", help="Configs to remove (repeatable)."),
     all_: bool = typer.Option(False, "--all", help="--describe every config, defaults and static ones too (Admin API)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="--alter: show the change, make none."),
@@ -94,12 +97,14 @@ def configs(
         etype, name = entity_type, (DEFAULT_ENTITY if entity_default else entity_name)
     if alter and name is None:
         raise CliError(f"configs: an entity name must be specified with --alter of {etype}")
-    if describe and (add_config or delete_config or dry_run):
-        raise CliError("configs: --add-config, --delete-config and --dry-run go with --alter")
+    if describe and (add_config or add_config_file or delete_config or dry_run):
+        raise CliError("configs: --add-config, --add-config-file, --delete-config and --dry-run go with --alter")
+    if add_config and add_config_file:
+        raise CliError("configs: Only one of --add-config or --add-config-file must be specified")
     if all_ and not describe:
         raise CliError("configs: --all goes with --describe")
     try:
-        add = parse_add_config(add_config or "")
+        add = parse_add_config(add_config or "") if add_config_file is None else _config_file(add_config_file)
         delete = parse_delete_config(delete_config)
         entity = Entity(etype, name) if name is not None else None
         if entity is not None:
@@ -119,6 +124,18 @@ def configs(
         except ConfigInputError as exc:
             sys.stdout.flush()
             raise CliError(f"configs: {exc}", EXIT_USAGE) from None
+
+
+def _config_file(path: Path) -> dict[str, str]:
+    """`--add-config-file`: Java properties (ConfigCommand's `Utils.loadProps`), keys in file order."""
+    from kafkatool.log.checkpoint import read_properties
+
+    if not path.is_file():
+        raise CliError(f"configs: --add-config-file: {path}: no such file")
+    try:
+        return read_properties(path.read_text("utf-8"))
+    except UnicodeDecodeError:
+        raise CliError(f"configs: --add-config-file: {path}: not a text file") from None
 
 
 def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: bool = False) -> None:
