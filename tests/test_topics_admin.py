@@ -9,8 +9,8 @@ Expected text is Kafka's own format strings: TopicCommand.scala at 3.3.1
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 import json
+from pathlib import Path
 
 import pytest
 from kafka.protocol.admin import (
