@@ -122,6 +122,18 @@ def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 
 @pytest.fixture
+def frozen_port():  # type: ignore[no-untyped-def]
+    """A 127.0.0.1 port whose kernel accepts connections that nobody ever reads (a SIGSTOPped broker), held
+    for the whole test."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield s.getsockname()[1]
+
+
+@pytest.fixture
 def refused_port():  # type: ignore[no-untyped-def]
     """A 127.0.0.1 port that refuses connections for the whole test: bound and never listened on, so no
     other process can take it between the moment it is picked and the moment the test connects."""

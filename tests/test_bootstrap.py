@@ -3,9 +3,6 @@ failure names each address with its own reason (kafkatool.cluster.bootstrap)."""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
-
 import pytest
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
@@ -13,15 +10,6 @@ from kafkatool.cluster.bootstrap import probe
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster
 from tests.support.kwire import MATRIX
-
-
-@pytest.fixture
-def frozen_port() -> Iterator[int]:
-    """A port whose kernel accepts connections for a process that never reads them (a SIGSTOPped broker)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen(8)
-        yield s.getsockname()[1]
 
 
 def test_refused_everywhere_fails_without_waiting_for_the_timeout(refused_port: int) -> None:
