@@ -70,9 +70,10 @@ TARGET_SPARK_STARTUP_S = 10.0
 TARGET_RSS_MB = 100.0
 # rss row: growth from s to 4s beyond this (MB) is flagged as "grows with size"
 RSS_GROWTH_FLAG_MB = 8.0
-# mapped log pages are dropped every 32 MiB of a scan (log.files.MappedFile.release): file-backed RSS
-# may grow with small files up to that window over the libraries' ~16 MB, and no further
-FILE_RSS_BOUND_MB = 16 + 32 * MIB / MB + 8
+# mapped log pages are dropped every 8 MiB of a scan (log.files.MappedFile.release): file-backed RSS
+# may grow with small files up to that window (and a command's own read-ahead window) over the
+# libraries' ~16 MB, and no further
+FILE_RSS_BOUND_MB = 16 + 8 * MIB / MB + 16
 DUMP_FLAGS = {"shallow": [], "deep": ["--deep-iteration"], "print": ["--print-data-log"]}
 GEN_RECORD_BYTES = 1046  # bytes per record of `kafkatool generate --value-bytes 1000 --batch-records 100`
 
@@ -606,7 +607,7 @@ def row_rss(b: Bench, log: RowLog) -> None:
     log.notes.append(f"rss: s -> 4s peak RSS (wait4) and sampled anonymous/file-backed RSS (tree: summed over "
                      f"the command's processes, where dump-log's workers for files over 32 MiB add theirs); GROWS = anonymous "
                      f"RSS {RSS_GROWTH_FLAG_MB:g} MB more at 4s, or file-backed too and above "
-                     f"{FILE_RSS_BOUND_MB:.0f} MB (mapped pages are released every 32 MiB). Inputs: `kafkatool generate` partitions "
+                     f"{FILE_RSS_BOUND_MB:.0f} MB (mapped pages are released every 8 MiB). Inputs: `kafkatool generate` partitions "
                      f"(4 segments each, 10,000 keys) and __consumer_offsets with 50,000 keys at both sizes")
 
 

@@ -8,28 +8,56 @@ _kafkatool() {
         w="${COMP_WORDS[i]}"
         [[ "$w" == -* ]] && continue
         case "$path:$w" in
+            ":cluster") path="cluster" ;;
             ":compact") path="compact" ;;
             ":configs") path="configs" ;;
             ":dump-log") path="dump-log" ;;
             ":elect") path="elect" ;;
+            ":features") path="features" ;;
             ":generate") path="generate" ;;
             ":index") path="index" ;;
             ":log-dirs") path="log-dirs" ;;
+            ":metadata") path="metadata" ;;
             ":offsets") path="offsets" ;;
+            ":quorum") path="quorum" ;;
             ":reassign") path="reassign" ;;
+            ":records") path="records" ;;
             ":recover") path="recover" ;;
             ":replicas") path="replicas" ;;
             ":spark-scan") path="spark-scan" ;;
             ":topics") path="topics" ;;
+            ":transactions") path="transactions" ;;
+            "cluster:api-versions") path="cluster api-versions" ;;
+            "cluster:cluster-id") path="cluster cluster-id" ;;
+            "cluster:list-endpoints") path="cluster list-endpoints" ;;
+            "features:describe") path="features describe" ;;
             "index:dump") path="index dump" ;;
             "index:rebuild") path="index rebuild" ;;
             "index:verify") path="index verify" ;;
+            "metadata:cat") path="metadata cat" ;;
+            "metadata:diff") path="metadata diff" ;;
+            "metadata:find") path="metadata find" ;;
+            "metadata:generate") path="metadata generate" ;;
+            "metadata:history") path="metadata history" ;;
+            "metadata:ls") path="metadata ls" ;;
+            "metadata:shell") path="metadata shell" ;;
+            "metadata:tree") path="metadata tree" ;;
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
+            "offsets:groups") path="offsets groups" ;;
             "offsets:list") path="offsets list" ;;
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
+            "offsets:share") path="offsets share" ;;
+            "offsets:streams") path="offsets streams" ;;
             "offsets:watch") path="offsets watch" ;;
+            "quorum:describe") path="quorum describe" ;;
+            "records:delete") path="records delete" ;;
+            "transactions:abort") path="transactions abort" ;;
+            "transactions:describe") path="transactions describe" ;;
+            "transactions:describe-producers") path="transactions describe-producers" ;;
+            "transactions:find-hanging") path="transactions find-hanging" ;;
+            "transactions:list") path="transactions list" ;;
         esac
     done
     case "$path" in
@@ -39,7 +67,42 @@ _kafkatool() {
                 --config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --kafka-release) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "compact configs dump-log elect generate index log-dirs offsets reassign recover replicas spark-scan topics --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "cluster compact configs dump-log elect features generate index log-dirs metadata offsets quorum reassign records recover replicas spark-scan topics transactions --debug --version --cluster --config-file --kafka-release -h --help" -- "$cur"))
+            ;;
+        "cluster")
+            COMPREPLY=($(compgen -W "api-versions cluster-id list-endpoints -h --help" -- "$cur"))
+            ;;
+        "cluster api-versions")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "cluster cluster-id")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "cluster list-endpoints")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --include-fenced-brokers --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "compact")
             case "$prev" in
@@ -102,6 +165,20 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --admin.config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "features")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "features describe")
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "generate")
             case "$prev" in
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -117,7 +194,7 @@ _kafkatool() {
                 --segment-bytes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic --partition --records --batch-records --magic --codec --key-space --value-bytes --tombstones --transactional --abort-ratio --open-transaction --log-append-time --segment-bytes --seed -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "index")
@@ -163,6 +240,76 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --describe --bootstrap-server --broker-list --topic-list --command-config --timeout --by --topic --retention-ms --retention-bytes --now --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "metadata")
+            COMPREPLY=($(compgen -W "cat diff find generate history ls shell tree -h --help" -- "$cur"))
+            ;;
+        "metadata cat")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata diff")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata find")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata generate")
+            COMPREPLY=($(compgen -W " -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata history")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --partition --broker --config --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata ls")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata shell")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "metadata tree")
+            case "$prev" in
+                --snapshot|-s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --snapshot -s --at --format -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "offsets")
             case "$prev" in
                 --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -179,7 +326,7 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export list owners reset watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export groups list owners reset share streams watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
@@ -191,9 +338,10 @@ _kafkatool() {
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --isolation-level) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic -t --partitions --topic-partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic -t --partitions --topic-partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --isolation-level --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets export")
@@ -209,6 +357,18 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --format --output -o --timeout --quiet -q -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets groups")
+            case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --group-type|--type) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --protocol) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --bootstrap-server --command-config --group-type --type --protocol --consumer --share --streams --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets list")
@@ -251,6 +411,35 @@ _kafkatool() {
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --command-config --topic -t --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --execute --dry-run --export --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
+        "offsets share")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --reset-offsets --delete-offsets --delete --group -g --all-groups --topic -t --members --state --offsets --verbose --to-earliest --to-latest --to-datetime --to-offset --to-current --execute --dry-run --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets streams")
+            case "$prev" in
+                --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --input-topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --shift-by) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --to-datetime) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --list --describe --delete --reset-offsets --delete-offsets --group -g --all-groups --input-topic --all-input-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --execute --dry-run --members --state --offsets --verbose --bootstrap-server --command-config --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
         "offsets watch")
             case "$prev" in
                 --group|-g) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -266,6 +455,21 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --window --interval --now --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "quorum")
+            COMPREPLY=($(compgen -W "describe -h --help" -- "$cur"))
+            ;;
+        "quorum describe")
+            case "$prev" in
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-controller) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --status --replication --human-readable --log-dir --format --bootstrap-server --bootstrap-controller --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "reassign")
@@ -289,6 +493,20 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --generate --execute --verify --cancel --list --topics-to-move-json-file --broker-list --disable-rack-aware --strategy --seed --start-index --replica-shift --sizes --log-dir-sizes --compare --plan-file --no-plan-file --reassignment-json-file --throttle --replica-alter-log-dirs-throttle --additional --force --rollback-file --preserve-throttles --format --quiet -q --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "records")
+            COMPREPLY=($(compgen -W "delete -h --help" -- "$cur"))
+            ;;
+        "records delete")
+            case "$prev" in
+                --offset-json-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --offset-json-file --dry-run --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "recover")
@@ -357,6 +575,77 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --list --describe --create --alter --delete --topic --topic-id --exclude-internal --partitions --replication-factor --replica-assignment --config --delete-config --disable-rack-aware --seed --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --topics-with-overrides --if-exists --if-not-exists --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions")
+            COMPREPLY=($(compgen -W "abort describe describe-producers find-hanging list -h --help" -- "$cur"))
+            ;;
+        "transactions abort")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --start-offset) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --producer-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coordinator-epoch) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --start-offset --producer-id --producer-epoch --coordinator-epoch --execute --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe")
+            case "$prev" in
+                --transactional-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --transactional-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions describe-producers")
+            case "$prev" in
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --topic --partition --broker-id --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions find-hanging")
+            case "$prev" in
+                --broker-id) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --max-transaction-timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --log-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --now) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --broker-id --topic --partition --max-transaction-timeout --log-dir --at --now --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "transactions list")
+            case "$prev" in
+                --duration-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --duration-filter --format --bootstrap-server --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
     esac

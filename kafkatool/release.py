@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "Release", "KNOWN_RELEASES", "NEWEST", "parse_release", "select", "explicit", "text_release", "tools_in_scala",
+    "Release", "KNOWN_RELEASES", "NEWEST", "parse_release", "resolve", "known_text", "select", "explicit",
+    "text_release", "tools_in_scala",
 ]
 
 
@@ -32,10 +33,18 @@ class Release:
         return self >= (parse_release(other) if isinstance(other, str) else other)
 
 
-#: The releases whose text is modelled, oldest first.  A request for another release is served by
-#: the newest known one not newer than it (2.8 prints as 3.3 does where they agree, 4.1 as 4.0).
-KNOWN_RELEASES: tuple[Release, ...] = (Release(2, 1), Release(3, 3), Release(4, 0))
+#: The releases whose text is modelled, oldest first.  A request for an unmodelled line between two
+#: of them is served by the newest known one not newer than it (3.5 prints as 3.3), with a note; a
+#: release outside the range is refused.  Patch releases never change tool text (4.3.7 is 4.3).
+KNOWN_RELEASES: tuple[Release, ...] = (
+    Release(2, 1), Release(3, 3), Release(4, 0), Release(4, 1), Release(4, 2), Release(4, 3), Release(4, 4),
+)
 NEWEST: Release = KNOWN_RELEASES[-1]
+
+
+def known_text() -> str:
+    """The known releases as `--help` and error lines name them: `3.3, 4.0, 4.1, ...`."""
+    return ", ".join(map(str, KNOWN_RELEASES))
 
 _RELEASE_RE = re.compile(r"^(\d{1,2})\.(\d{1,2})(?:\.\d{1,3})?$")
 
@@ -48,14 +57,33 @@ def parse_release(text: str) -> Release:
     return Release(int(m.group(1)), int(m.group(2)))
 
 
+def resolve(text: str | Release) -> tuple[Release, str | None]:
+    """The known release whose text serves a request, and a one-line note when it is not the one asked.
+
+    ValueError (naming the known releases) for a release older than the oldest or newer than the
+    newest known: kafkatool cannot say what that release's tools print."""
+    asked = parse_release(text) if isinstance(text, str) else text
+    if asked in KNOWN_RELEASES:
+        return asked, None
+    if asked > NEWEST or asked < KNOWN_RELEASES[0]:
+        raise ValueError(f"Kafka {asked} is not a release kafkatool knows (it knows {known_text()})")
+    served = max(r for r in KNOWN_RELEASES if r <= asked)
+    return served, f"Kafka {asked}'s tool text is not modelled: printing Kafka {served}'s (the newest known before it)"
+
+
 _selected: Release | None = None
 _observed: Release | None = None  # the release of the brokers a live command talks to, once it knows
 
 
-def select(release: Release | str | None) -> None:
-    """Set (or with None clear) the release the user asked for."""
+def select(release: Release | str | None) -> str | None:
+    """Set (or with None clear) the release the user asked for; a text is resolved to a known release
+    (ValueError when none serves it) and the note saying which text is printed instead is returned."""
     global _selected
-    _selected = parse_release(release) if isinstance(release, str) else release
+    if isinstance(release, str):
+        _selected, note = resolve(release)
+        return note
+    _selected = release
+    return None
 
 
 def explicit() -> Release | None:

@@ -3,8 +3,8 @@
 Facts taken from Kafka's message specs (`clients/src/main/resources/common/message/*.json`): for each
 request and response, every field's name (snake_case), type, versions, nullable versions, tag and
 default, with common structs inlined.  Two releases are read because Kafka 4.0 dropped old versions:
-Kafka 4.1 (confluentinc/kafka v8.1.0) for the versions it still has, Kafka 3.9 (v7.9.0) for the older
-ones; tests/support/kwire.py encodes and decodes with whichever entry covers the version.
+Kafka 4.4 (confluentinc/kafka branch 4.4) and 4.1 (v8.1.0) for the versions they have, Kafka 3.9 (v7.9.0)
+for the older ones (a release without the API is skipped); tests/support/kwire.py encodes and decodes with whichever entry covers the version.
 Usage: python3 scripts/gen_wire_specs.py  (reads the `fetch`ed mirror under /work/.mirror)
 """
 
@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_broker_versions import MIRROR, SPEC_DIR, load_spec  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests/support/data/wire_specs.json"
-SOURCES = (("confluentinc+kafka", "v8.1.0", "4.1"), ("confluentinc+kafka", "v7.9.0", "3.9"))
+SOURCES = (("confluentinc+kafka", "4.4", "4.4"), ("confluentinc+kafka", "v8.1.0", "4.1"),
+           ("confluentinc+kafka", "v7.9.0", "3.9"))
 #: API name -> key: what fake_admin.py, fake_groups.py and fake_topics.py serve (and ConsumerGroupDescribe, DeleteGroups).
 APIS = {
     "ApiVersions": 18, "Metadata": 3, "DescribeCluster": 60, "ListPartitionReassignments": 46,
@@ -30,6 +31,12 @@ APIS = {
     "ConsumerGroupDescribe": 69, "DeleteGroups": 42,
     # topics/configs (tests/support/fake_topics.py)
     "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DescribeTopicPartitions": 75,
+    # KRaft-era tools: quorum, transactions, records delete (tests/support/fake_kraft.py)
+    "DescribeQuorum": 55, "ListTransactions": 66, "DescribeTransactions": 65, "DescribeProducers": 61,
+    "WriteTxnMarkers": 27, "DeleteRecords": 21,
+    # share and streams groups (tests/support/fake_groups.py)
+    "ShareGroupDescribe": 77, "StreamsGroupDescribe": 89, "DescribeShareGroupOffsets": 90,
+    "AlterShareGroupOffsets": 91, "DeleteShareGroupOffsets": 92, "OffsetDelete": 47,
 }
 
 
@@ -42,8 +49,8 @@ def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
     for f in fields:
         c: dict = {"n": snake(f["name"]), "t": f["type"], "v": f["versions"]}
         for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("default", "d")):
-            if src in f:
-                c[dst] = f[src]
+            if src in f:  # defaults as the specs mostly write them: strings (a few specs write -1 as a number)
+                c[dst] = str(f[src]).lower() if src == "default" and not isinstance(f[src], str) else f[src]
         inner = f.get("fields")
         elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
         if inner is None and elem in common:
@@ -67,9 +74,12 @@ def main() -> int:
         for kind in ("Request", "Response"):
             entries = []
             for mirror, tag, release in SOURCES:
-                text = subprocess.run(["git", "--git-dir", str(MIRROR / mirror / "repo"), "show",
-                                       f"{tag}:{SPEC_DIR}/{name}{kind}.json"], check=True, capture_output=True,
-                                      text=True).stdout
+                got = subprocess.run(["git", "--git-dir", str(MIRROR / mirror / "repo"), "show",
+                                      f"{tag}:{SPEC_DIR}/{name}{kind}.json"], capture_output=True, text=True)
+                if got.returncode != 0 and entries:
+                    continue  # an API newer than this release
+                got.check_returncode()
+                text = got.stdout
                 spec = load_spec(text)
                 assert spec["apiKey"] == APIS[name], name
                 entries.append({"release": release, **compact(spec)})

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Re-run the README's ```console examples and write their real output back into the README.
+"""Re-run the ```console examples of README.md and docs/*.md and write their real output back.
 
-Needs a ZooKeeper for the cluster examples: it starts one (like the tests) and populates it.
-Expected text that already matches (with its `...` elisions) is kept as written.
+README's examples run in order in one scratch dir; each docs/ page's in a scratch dir of its own.
+Needs a ZooKeeper for the cluster examples: it starts one (like the tests) and populates a chroot
+per file.  Expected text that already matches (with its `...` elisions) is kept as written.
 """
 
 from __future__ import annotations
@@ -14,31 +15,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.readme import BLOCK, environment, examples, matches, run, shorten  # noqa: E402
-from tests.support.readme_cluster import readme_cluster  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
+from tests.support.readme import environment, page_environment, pages, refreshed  # noqa: E402
+from tests.support.readme_cluster import populated, readme_cluster  # noqa: E402
 
 
 def main() -> int:
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    only = set(sys.argv[1:])  # file names to refresh (default: all)
+    files = [ROOT / "README.md", *pages(ROOT / "docs")]
+    files = [f for f in files if not only or f.name in only or str(f.relative_to(ROOT)) in only]
     with tempfile.TemporaryDirectory() as tmp, readme_cluster(Path(tmp) / "zk") as zk:
-        work = Path(tmp) / "tour"
-        work.mkdir()
-        env = environment({"ZK": zk})
-        actual = {}
-        for ex in examples(text):
-            out = run(ex, work, env)
-            actual[ex.command] = ex.expected if matches(ex.expected, out) else shorten(out)
-
-    def rewrite(m):  # type: ignore[no-untyped-def]
-        lines = []
-        for line in m.group(1).splitlines():
-            if line.startswith("$ "):
-                lines.append(line + "\n" + actual[line[2:]])
-        return "```console\n" + "".join(lines) + "```"
-
-    readme.write_text(BLOCK.sub(rewrite, text))
-    print(f"updated {len(actual)} examples")
+        root = zk.rsplit("/", 1)[0]
+        for f in files:
+            work = Path(tmp) / f.stem
+            work.mkdir()
+            text = f.read_text()
+            if f.name == "README.md":
+                f.write_text(refreshed(text, work, environment({"ZK": zk})))
+            else:
+                name = f"docs-{f.stem}"
+                with populated(f"{root}/{name}"):
+                    f.write_text(refreshed(text, work, page_environment(text, root, name, FIXTURES)))
+            print(f"updated {f.relative_to(ROOT)}")
     return 0
 
 

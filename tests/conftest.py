@@ -23,6 +23,9 @@ GOLDENS = FIXTURES / "dump-log"
 KAFKA4 = FIXTURES / "kafka-4.0.0"  # a Kafka 4.0.0 broker's data and its kafka-dump-log output
 KAFKA4_LOGS = KAFKA4 / "kafka-logs"
 KAFKA4_GOLDENS = KAFKA4 / "dump-log"
+KAFKA43 = FIXTURES / "kafka-4.3"  # a Kafka 4.3 broker's data and its kafka-dump-log output
+KAFKA43_LOGS = KAFKA43 / "kafka-logs"
+KAFKA43_GOLDENS = KAFKA43 / "dump-log"
 
 
 @contextmanager

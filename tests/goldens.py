@@ -1,8 +1,8 @@
 """Reading the kafka-dump-log goldens (MANIFEST.tsv) and running our dumper the same way.
 
-Two golden sets share this machinery: Kafka 3.3.1's (`fixtures/dump-log`, flags only in `args`, run
-from inside `kafka-logs/` on the relative path) and Kafka 4.0.0's (`fixtures/kafka-4.0.0/dump-log`,
-whose `args` hold `--files <KAFKA_LOGS>/...`).  Each golden is run with the dialect of the release
+Three golden sets share this machinery: Kafka 3.3.1's (`fixtures/dump-log`, flags only in `args`, run
+from inside `kafka-logs/` on the relative path), Kafka 4.0.0's (`fixtures/kafka-4.0.0/dump-log`) and
+Kafka 4.3's (`fixtures/kafka-4.3/dump-log`), whose `args` hold `--files <KAFKA_LOGS>/...`.  Each golden is run with the dialect of the release
 that printed it.
 """
 

@@ -1,6 +1,6 @@
 """Every Admin-API command against fake brokers of every release of the matrix: it works, or it exits 2
-with one line naming the request it needs and the broker's release.  The README's compatibility table
-is checked against what this proves, cell by cell."""
+with one line naming the request it needs and the broker's release.  The compatibility table of
+docs/reassign.md is checked against what this proves, cell by cell, and the README's shorter one against it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from kafka.protocol.metadata import MetadataRequest
 
 import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_groups  # noqa: F401
+import kafkatool.cli.offsets_streams  # noqa: F401
 import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool
 from tests.support.fake_admin import FakeKafka
@@ -28,12 +30,26 @@ from tests.support.fake_groups import FakeKafkaCluster
 from tests.support.kwire import MATRIX
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE = README.parent / "docs" / "reassign.md"
+#: a row of the README's table -> the rows of the reference table it stands for
+README_ROWS = {
+    "`reassign --generate`, `elect --dry-run`": ["reassign --generate", "elect --dry-run"],
+    "`reassign --execute/--verify/--list/--cancel`": ["reassign --execute", "reassign --verify", "reassign --list",
+                                                      "reassign --cancel"],
+    "`elect`": ["elect"],
+    "`log-dirs --describe`, `offsets` (describe, reset, export, end), `replicas`": [
+        "log-dirs --describe", "offsets (describe)", "offsets reset --execute", "offsets export", "offsets end",
+        "replicas (live)"],
+    "`offsets groups`": ["offsets groups"],
+    "`offsets share`": ["offsets share --list"],
+    "`offsets streams`": ["offsets streams --list"],
+}
 #: api key -> the highest version kafka-python sends (its own classes: the client side of the negotiation)
 CLIENT_MAX = {cls.API_KEY: cls.max_version for cls in (  # type: ignore[attr-defined]
     MetadataRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest, AlterPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequest, ElectLeadersRequest)}
-TOO_OLD = re.compile(r"^kafkatool: (reassign|elect): [a-z ]+ needs (\w+) \(Kafka >= ([\d.]+)\); "
-                     r"the brokers at (\S+) are Kafka 2\.1 \(or another release before \3\)\n$")
+TOO_OLD = re.compile(r"^kafkatool: (reassign|elect|offsets share|offsets streams): [a-z ]+ needs? (\w+) \(Kafka >= ([\d.]+)\); "
+                     r"the brokers at (\S+) are Kafka [\d.]+ \(or another release before \3\)\n$")
 
 
 def _reassign_cases(k: FakeKafka, tmp: Path) -> dict[str, Callable[[], Result]]:
@@ -69,6 +85,9 @@ def _offsets_cases(c: FakeKafkaCluster, tmp: Path) -> dict[str, Callable[[], Res
         "offsets export": lambda: run("offsets", "export", "--group", "app"),
         "offsets end": lambda: run("offsets", "end", "--topic", "orders"),
         "replicas (live)": lambda: run("replicas", "--time", "-2"),
+        "offsets groups": lambda: run("offsets", "groups"),
+        "offsets share --list": lambda: run("offsets", "share", "--list"),
+        "offsets streams --list": lambda: run("offsets", "streams", "--list"),
     }
 
 
@@ -80,10 +99,9 @@ def _cell(r: Result, bootstrap: str) -> str:
     return f"no: needs {m.group(2)} ({m.group(3)}+)"
 
 
-def readme_table() -> dict[str, dict[str, str]]:
-    """command -> release column -> cell, from the README's compatibility table."""
-    text = README.read_text()
-    section = text[text.index("### Compatibility with broker releases"):].splitlines()
+def _table(text: str, heading: str) -> dict[str, dict[str, str]]:
+    """row name -> release column -> cell, from the first table after `heading`."""
+    section = text[text.index(heading):].splitlines()
     start = next(i for i, line in enumerate(section) if line.startswith("|"))
     rows = []
     for line in section[start:]:  # the table is the first run of "|" lines
@@ -94,8 +112,25 @@ def readme_table() -> dict[str, dict[str, str]]:
     table = {}
     for line in rows[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
-        table[cells[0].strip("`")] = dict(zip(header[1:], cells[1:], strict=True))
+        table[cells[0]] = dict(zip(header[1:], cells[1:], strict=True))
     return table
+
+
+def readme_table() -> dict[str, dict[str, str]]:
+    """command -> release column -> cell, from the compatibility table of docs/reassign.md."""
+    return {name.strip("`"): cells for name, cells in _table(REFERENCE.read_text(), "## Broker releases").items()}
+
+
+def test_readme_table_agrees_with_the_reference() -> None:
+    """The README's short table: each row's cells are those of the commands it stands for (the request's
+    name left out: `no: needs 2.4+`)."""
+    full = readme_table()
+    short = _table(README.read_text(), "## Compatibility")
+    assert set(short) == set(README_ROWS)
+    for row, names in README_ROWS.items():
+        for name in names:
+            expected = {col: re.sub(r"needs \w+ \((.*)\)", r"needs \1", cell) for col, cell in full[name].items()}
+            assert short[row] == expected, (row, name)
 
 
 @pytest.mark.parametrize("release", MATRIX)

@@ -405,7 +405,11 @@ def test_kafka33_text_has_none_for_new_record_types() -> None:
         "ConsumerGroupMetadataKey (offsets record type 3) is newer than Kafka 3.3 knows; --kafka-release 4.0 decodes it"
     )
     _, payload = format_offsets_record(5, struct.pack(">h", 17), None)
-    assert isinstance(payload, ErrorText) and payload.newer == "offsets record type 17 is newer than Kafka 4.0 knows"
+    assert isinstance(payload, ErrorText) and payload.newer == (
+        "StreamsGroupMetadataKey (offsets record type 17) is newer than Kafka 3.3 knows; --kafka-release 4.1 decodes it"
+    )
+    _, payload = format_offsets_record(5, struct.pack(">h", 99), None)
+    assert isinstance(payload, ErrorText) and payload.newer == "offsets record type 99 is newer than Kafka 3.3 knows"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -303,7 +303,9 @@ def test_records_newer_than_known() -> None:
         == "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29"
     )
     assert isinstance(unknown, ErrorText) and unknown.newer
-    assert unknown.newer == "metadata record type 29 (version 0) is newer than Kafka 4.0 knows"
+    assert unknown.newer == (
+        "metadata record type 29 (version 0) is newer than Kafka 4.0 knows; --kafka-release 4.4 decodes it"
+    )
     # a newer version is read with 4.0's reader, as Kafka 4.0 does, and flagged
     newer = _meta(20, 1, NO_TAGS)
     assert newer == '{"type":"NO_OP_RECORD","version":1,"data":{}}'
@@ -565,7 +567,7 @@ def test_cli_remote_log_metadata_decoder(tmp_path: Path) -> None:
 def test_cli_share_group_state_decoder(tmp_path: Path) -> None:
     snapshot = i16(0) + struct.pack(">H", 0) + i32(0) + i32(0) + i64(5) + carray([]) + NO_TAGS
     log = _segment(tmp_path, "__share_group_state-0", [(_share_key(0), snapshot), (_share_key(1), None)])
-    p = _cli("dump-log", "--files", str(log), "--share-group-state-decoder")
+    p = _cli("--kafka-release", "4.0", "dump-log", "--files", str(log), "--share-group-state-decoder")
     lines = p.stdout.decode().splitlines()
     assert lines[3].endswith(
         'headerKeys: [] key: {"type":"0","data":{"groupId":"g1","topicId":"' + U1_TEXT + '","partition":0}} '
@@ -573,10 +575,11 @@ def test_cli_share_group_state_decoder(tmp_path: Path) -> None:
     )
     assert lines[4].endswith('"partition":0}} payload: <DELETE>')
     assert (p.stderr, p.returncode) == (b"", 0)
-    both = _cli("dump-log", "--files", str(log), "--share-group-state-decoder", "--offsets-decoder")
+    both = _cli("--kafka-release", "4.0", "dump-log", "--files", str(log), "--share-group-state-decoder",
+                "--offsets-decoder")
     assert both.returncode == 2 and both.stderr.decode().count("\n") == 1
     keyless = _segment(tmp_path / "x", "__share_group_state-1", [(None, snapshot)])
-    p = _cli("dump-log", "--files", str(keyless), "--share-group-state-decoder")
+    p = _cli("--kafka-release", "4.0", "dump-log", "--files", str(keyless), "--share-group-state-decoder")
     assert p.returncode == 1 and p.stderr.decode().startswith("kafkatool: ") and p.stderr.count(b"\n") == 1
     assert b"(message had a missing key)" in p.stderr
 

@@ -45,9 +45,10 @@ def test_gaps_across_chunk_boundaries_are_reported_like_one_process(tmp_path: Pa
     )
     seg = tmp_path / "00000000000000000000.log"
     seg.write_bytes(data)
-    one = _dump(str(seg), 1, deep_iteration=True)
-    assert one[1].count(b"is followed by") == 1999
-    assert _dump(str(seg), 2, deep_iteration=True) == one
+    for release, pairs in (("4.0", 1999), ("4.4", 2000)):  # 4.3 on: offset 0 is missing too (-1 -> 1)
+        one = _dump(str(seg), 1, deep_iteration=True, kafka_release=release)
+        assert one[1].count(b"is followed by") == pairs
+        assert _dump(str(seg), 2, deep_iteration=True, kafka_release=release) == one
 
 
 def test_damage_stops_at_the_same_line_with_the_same_error(tmp_path: Path, small_chunks: None) -> None:
@@ -58,3 +59,24 @@ def test_damage_stops_at_the_same_line_with_the_same_error(tmp_path: Path, small
     data += b"\x00" * 500
     seg.write_bytes(bytes(data))
     assert _dump(str(seg), 2, deep_iteration=True) == _dump(str(seg), 1, deep_iteration=True)
+
+
+@pytest.mark.parametrize("release", ["4.2", "4.3"])
+def test_kafka43_continuity_from_minus_one_with_workers(tmp_path: Path, small_chunks: None, release: str) -> None:
+    """Kafka 4.3 reports a segment not starting at offset 0 (`-1 is followed by BASE`) once, however the
+    file is cut into chunks; 4.2 does not."""
+    from kafkatool.log.record import Record
+    from kafkatool.log.writer import SegmentWriter, encode_v2_batch
+
+    offsets = [o for o in range(500, 3500) if o % 5]
+    w = SegmentWriter(tmp_path / "t-0", 500)
+    for i in range(0, len(offsets), 9):
+        recs = [Record(o, 1_700_000_000_000 + o, b"k", b"v" * 20, ()) for o in offsets[i : i + 9]]
+        w.append(encode_v2_batch(recs), recs[-1].offset, recs[-1].timestamp, recs[-1].offset)
+    w.close()
+    one = _dump(str(w.path), 1, deep_iteration=True, kafka_release=release)
+    assert _dump(str(w.path), 3, deep_iteration=True, kafka_release=release) == one
+    lines = one[1].decode().splitlines()
+    assert ("  -1 is followed by 501" in lines) == (release == "4.3")
+    gaps = sum(1 for a, b in zip(offsets, offsets[1:], strict=False) if b != a + 1)
+    assert sum("is followed by" in line for line in lines) == gaps + (release == "4.3")

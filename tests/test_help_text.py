@@ -64,3 +64,13 @@ def test_unwrapped_blocks_keep_their_lines(path: list[str], cmd: Any) -> None:
 
 def test_brackets_survive() -> None:
     assert "Config file with [clusters.NAME] tables" in " ".join(_help([]).split())
+
+
+@pytest.mark.parametrize(("path", "cmd"), _commands())
+def test_no_literal_paragraph_marker(path: list[str], cmd: Any) -> None:
+    r"""click's `\b` marker is a line of its own, the backspace character: never printed as `\b` text.
+
+    A docstring that writes it `\\b` (or puts it inside a paragraph) shows the two characters."""
+    text = _help(path)
+    assert "\\b" not in text, f"{path}: --help prints a literal \\b"
+    assert "\b" not in text, f"{path}: --help prints a backspace"

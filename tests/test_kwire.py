@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES
 from tests.support import kwire
 
 
-@pytest.mark.parametrize("release", ["2.1.1", "3.3.1", "4.0.0"])
+@pytest.mark.parametrize("release", ["2.1.1", "3.3.1", "4.0.0", "4.3"])
 def test_api_versions_answer_is_the_real_brokers_bytes(release: str) -> None:
     path = FIXTURES / "brokers" / f"kafka-{release}.api_versions.json"
     if not path.is_file():

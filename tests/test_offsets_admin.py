@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
 from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups
 from kafkatool.ops import offsets_report as rep
+from kafkatool.release import Release
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster, FakeMember
 from tests.support.kwire import MATRIX
@@ -42,17 +43,21 @@ def cluster(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 def test_describe_matches_kafka_consumer_groups(cluster: FakeKafkaCluster) -> None:
     rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--group", "app")
     assert rc == 0, err
+    head = ("\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST"
+            "            CLIENT-ID\n")
+    p0 = "app             payments        0          -               40              -               consumer-2-77e3 /10.0.0.2       consumer-2\n"
+    o2 = "app             orders          2          100             100             0               consumer-2-77e3 /10.0.0.2       consumer-2\n"
+    o3 = "app             orders          3          53              100             47              consumer-2-77e3 /10.0.0.2       consumer-2\n"
+    idle_p0 = "idle            payments        0          40              40              0               -               -               -\n"
+    idle_o0 = "idle            orders          0          10              100             90              -               -               -\n"
+    # Kafka 4.2's tool sorts each member's rows by topic and partition; before it, a hash map's order.
+    sorted_rows = Release(*map(int, cluster.version.split(".")[:2])) >= Release(4, 2)
     assert out == (
-        "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID\n"
-        "app             payments        0          -               40              -               consumer-2-77e3 /10.0.0.2       consumer-2\n"
-        "app             orders          2          100             100             0               consumer-2-77e3 /10.0.0.2       consumer-2\n"
-        "app             orders          3          53              100             47              consumer-2-77e3 /10.0.0.2       consumer-2\n"
+        head + (o2 + o3 + p0 if sorted_rows else p0 + o2 + o3) +
         "app             orders          0          50              100             50              consumer-1-0a8c /10.0.0.1       consumer-1\n"
         "app             orders          1          51              100             49              consumer-1-0a8c /10.0.0.1       consumer-1\n"
         "app             payments        1          44              45              1               -               -               -\n"
-        "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID\n"
-        "idle            payments        0          40              40              0               -               -               -\n"
-        "idle            orders          0          10              100             90              -               -               -\n"
+        + head + (idle_o0 + idle_p0 if sorted_rows else idle_p0 + idle_o0)
     )
     assert err == "\nConsumer group 'idle' has no active members.\n"
     rc, out, err = cli("offsets", "--bootstrap-server", cluster.bootstrap, "--group", "nope")
@@ -519,3 +524,31 @@ def test_reset_and_export_rows_in_kafka_33s_scala_map_order(tmp_path: Path) -> N
         assert [int(line.split()[2]) for line in out.splitlines()[2:]] == want
         rc, out, err = cli("offsets", "export", "--bootstrap-server", c.bootstrap, "--group", "g")
         assert rc == 0 and [int(line.split(",")[1]) for line in out.splitlines() if line] == want
+
+
+@pytest.mark.parametrize("cluster", MATRIX[-1:], indirect=True)
+def test_reset_plan_columns_follow_the_release(cluster: FakeKafkaCluster) -> None:
+    """4.0's printOffsetsToReset pads to 30/30/10/15; 4.2's (OffsetsUtils) sizes group and topic to the
+    widest (at least 15) and leaves the offset unpadded."""
+    args = ("offsets", "reset", "--bootstrap-server", cluster.bootstrap, "--group", "idle", "--topic", "orders:0",
+            "--to-earliest")
+    rc, out, _ = cli("--kafka-release", "4.0", *args)
+    assert (rc, out) == (0, "\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n"
+                            "idle                           orders                         0          0              \n")
+    for rel in ("4.2", "4.3", "4.4"):
+        rc, out, _ = cli("--kafka-release", rel, *args)
+        assert (rc, out) == (0, "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+                                "idle            orders          0          0\n"), rel
+
+
+def test_members_verbose_assignment_sorts_partitions_as_numbers_from_4_1() -> None:
+    """4.0's getAssignmentString sorts the partitions' strings (`0,10,2`); 4.1 sorts the numbers first."""
+    with FakeKafkaCluster(brokers=1, version="4.1") as c:
+        c.add_topic("t", 11, log_end=100)
+        c.add_group("g", state="Stable", protocol="uniform", group_type="consumer", members=[
+            FakeMember("M1", "cl", "/10.0.0.9", [("t", 10), ("t", 2), ("t", 0)])], offsets={})
+        for rel, text in (("4.0", "t:0,10,2"), ("4.1", "t:0,2,10"), ("4.3", "t:0,2,10")):
+            rc, out, err = cli("--kafka-release", rel, "offsets", "--bootstrap-server", c.bootstrap, "--group", "g",
+                               "--members", "--verbose")
+            assert rc == 0, err
+            assert out.splitlines()[2].split()[6] == text, rel

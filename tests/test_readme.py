@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.readme import environment, examples, matches, run
+from tests.support.readme import environment, examples, failures, matches, page_environment, pages, run
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = README.parent / "docs"
 
 
 def test_readme_examples(tmp_path: Path, zookeeper) -> None:  # type: ignore[no-untyped-def]
@@ -35,6 +36,39 @@ def _run_all(tmp_path: Path, connect: str) -> None:
     if failures:
         pytest.fail(f"{len(failures)} of {len(exs)} README examples differ "
                     "(run scripts/update_readme.py after an intended change):\n\n" + "\n".join(failures[:5]))
+
+
+@pytest.mark.parametrize("page", pages(DOCS), ids=lambda p: p.name)
+def test_docs_examples(page: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Each docs/ page's ```console examples run in order, in a scratch dir of the page's own; a page
+    using $ZK gets a freshly populated cluster chroot (the README's), one using $FIXTURES the fixtures."""
+    from tests.conftest import FIXTURES, require_fixtures
+    from tests.support.readme_cluster import populated
+
+    text = page.read_text()
+    if "$FIXTURES" in text:
+        require_fixtures()
+    work = tmp_path / "work"
+    work.mkdir()
+    if "$ZK" not in text:
+        count, bad = failures(text, work, page_environment(text, None, "", FIXTURES))
+    else:
+        zookeeper = request.getfixturevalue("zookeeper")
+        name = f"docs-{page.stem}"
+        with populated(f"{zookeeper.connect}/{name}"):
+            count, bad = failures(text, work, page_environment(text, zookeeper.connect, name, FIXTURES))
+    assert count, f"{page.name} lost its examples"
+    if bad:
+        pytest.fail(f"{len(bad)} of {count} examples of docs/{page.name} differ "
+                    "(run scripts/update_readme.py after an intended change):\n\n" + "\n".join(bad[:5]))
+
+
+def test_every_command_section_links_its_page() -> None:
+    """README keeps a section per command, and each points at its reference page, which exists."""
+    text = README.read_text()
+    for m in re.finditer(r"^Reference: \[docs/([\w.-]+\.md)\]\(docs/([\w.-]+\.md)\)", text, re.M):
+        assert m.group(1) == m.group(2) and (DOCS / m.group(1)).is_file(), m.group(0)
+    assert len(re.findall(r"^Reference: ", text, re.M)) >= 10
 
 
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)

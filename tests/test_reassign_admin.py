@@ -364,9 +364,10 @@ def test_log_dir_moves_retry_until_started_or_timeout() -> None:
 BROKER_FIXTURES = FIXTURES / "brokers"
 
 
-@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0")])
+@pytest.mark.parametrize("name, release", [("kafka-2.1.1", "2.1"), ("kafka-3.3.1", "3.3"), ("kafka-4.0.0", "4.0"),
+                                           ("kafka-4.3", "4.3")])
 def test_broker_release_from_real_brokers_api_versions(name: str, release: str) -> None:
-    """The text release follows the brokers: real 2.1.1, 3.3.1 and 4.0.0 ApiVersions answers."""
+    """The text release follows the brokers: real 2.1.1, 3.3.1, 4.0.0 and 4.3 ApiVersions answers."""
     from kafkatool.cluster.versions import broker_release
 
     path = BROKER_FIXTURES / f"{name}.api_versions.json"
@@ -547,3 +548,33 @@ def test_files_kept_for_the_operator_go_to_the_state_dir_and_are_named(
     monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(tmp_path / "blocked" / "state"))
     r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3", cwd=work)
     assert r.code == 3 and r.err.count("\n") == 1 and "cannot create the state directory" in r.err, r.err
+
+
+def test_current_assignment_names_the_replicas_log_dirs_from_4_2(tmp_path: Path) -> None:
+    """Kafka 4.2's tool (KAFKA-19582) prints each replica's current log dir in the "Current partition
+    replica assignment" of --generate and --execute; a replica on a broker that is down keeps "any";
+    4.1 and older print "any" throughout."""
+    with FakeKafka({1: None, 2: None, 3: None}, log_dirs=("/data/a", "/data/b"), release="4.3") as k:
+        k.add_topic("orders", {0: [1, 2], 1: [2, 3]})
+        k.partition("orders", 0).log_dir.update({1: "/data/b", 2: "/data/a"})
+        k.partition("orders", 1).log_dir.update({2: "/data/a", 3: "/data/b"})
+        k.alive.discard(3)
+        (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
+        (tmp_path / "r.json").write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": "orders", "partition": 0, "replicas": [2, 1]}]}))
+        current = ('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2],'
+                   '"log_dirs":["/data/b","/data/a"]},{"topic":"orders","partition":1,"replicas":[2,3],'
+                   '"log_dirs":["/data/a","any"]}]}')
+        for rel, expected in (("4.3", current), ("4.1", current.replace('"/data/b"', '"any"').replace('"/data/a"', '"any"'))):
+            r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5",
+                              "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "1,2",
+                              "--no-plan-file", cwd=tmp_path)
+            assert r.code == 0, r.err
+            assert r.out.split("\n")[:2] == ["Current partition replica assignment", expected], rel
+        r = run_kafkatool("reassign", "--bootstrap-server", k.bootstrap, "--timeout", "5", "--execute",
+                          "--reassignment-json-file", "r.json", "--no-plan-file", cwd=tmp_path)  # a 4.3 broker: its text
+        assert r.code == 0, r.err
+        assert r.out.startswith("Current partition replica assignment\n\n"
+                                '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2],'
+                                '"log_dirs":["/data/b","/data/a"]}]}\n\n'
+                                "Save this to use as the --reassignment-json-file option during rollback\n")

@@ -3,7 +3,7 @@
 recovered/kafka-2.1.1 is what a real Kafka 2.1.1 broker left after recovering copies of every
 kafka-logs/corrupt/* dir (topic names with underscores, no recovery-point checkpoint, default
 index.interval.bytes).  Our recover of the same copies must leave the same .log, .index,
-.timeindex and .txnindex bytes.  Differences that are by design (documented in the README):
+.timeindex and .txnindex bytes.  Differences that are by design (documented in docs/recover.md):
 the broker regenerates producer snapshots (we only delete stale and corrupt ones), deletes later
 segments asynchronously (its *.deleted files were still there).  leader-epoch-checkpoint is
 compared too: the broker created an empty one for the partitions that had none.

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ctrl_c import KAFKATOOL_CTRL_C
 from tests.support.spark import write_log_dir
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -63,7 +64,7 @@ def _marked(mark: str) -> list[tuple[int, str]]:
 def _start(logs: Path, mark: str) -> subprocess.Popen:
     env = dict(os.environ, KAFKATOOL_TEST_MARK=mark, PYTHONPATH=str(REPO))
     return subprocess.Popen(
-        [sys.executable, "-m", "kafkatool", "spark-scan", str(logs), "--query", "summary", "--format", "json"],
+        [*KAFKATOOL_CTRL_C, "spark-scan", str(logs), "--query", "summary", "--format", "json"],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

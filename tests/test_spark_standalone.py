@@ -27,7 +27,7 @@ def _scan(*args: str) -> list[dict]:
 
 def test_standalone_cluster_answers_as_the_local_engine(spark_standalone: str, tmp_path: Path) -> None:  # noqa: F811
     logs = write_log_dir(tmp_path, batches=120)
-    # the executors run on this machine: point them at this interpreter, as docs/spark.md says to
+    # the executors run on this machine: point them at this interpreter, as docs/spark-scan.md says to
     conf = ["--spark-conf", f"spark.pyspark.python={sys.executable}", "--spark-conf", "spark.executor.memory=512m"]
     on_cluster = _scan(str(logs), "--query", "summary", "--master", spark_standalone, *conf)
     local = _scan(str(logs), "--query", "summary", "--engine", "local")

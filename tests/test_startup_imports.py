@@ -41,7 +41,12 @@ NEVER_OFFLINE = (*NEVER, "kafkatool.cluster", "kafkatool.cli.cluster_options", "
 OWN_OPS = {
     "dump-log": ("kafkatool.ops.dumplog",),
     "index": ("kafkatool.ops.indexcheck",),
-    "recover": ("kafkatool.ops.recover", "kafkatool.ops.salvage", "kafkatool.ops.indexcheck"),
+    "recover": (
+        "kafkatool.ops.recover",
+        "kafkatool.ops.recovery",
+        "kafkatool.ops.salvage",
+        "kafkatool.ops.indexcheck",
+    ),
     "compact": ("kafkatool.ops.compact",),
     "offsets": ("kafkatool.ops.offsets_log", "kafkatool.ops.offsets_report", "kafkatool.ops.offsets_reset"),
     "spark-scan": ("kafkatool.ops.scan",),

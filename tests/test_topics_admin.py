@@ -555,3 +555,23 @@ def test_configs_add_config_file_as_kafkas(release: str, tmp_path: Path) -> None
         assert r.code == 2 and "no such file" in r.err
     finally:
         k.stop()
+
+
+@pytest.mark.parametrize("broker", ["4.0.0", "4.3"])
+def test_configs_describe_of_a_missing_entity_follows_the_release(broker: str) -> None:
+    """Kafka 4.1's ConfigCommand checks a named topic or broker exists first and prints one line;
+    4.0's asks DescribeConfigs and fails on the answer."""
+    k = start(broker)
+    try:
+        r = configs(k, "--describe", "--topic", "nope")
+        if broker == "4.3":
+            assert (r.code, r.out) == (2, "The topic 'nope' doesn't exist and doesn't have dynamic config.\n")
+            assert r.err == "kafkatool: configs: topic 'nope' does not exist\n"
+            r = configs(k, "--describe", "--broker", "9")
+            assert (r.code, r.out) == (2, "The broker '9' doesn't exist and doesn't have dynamic config.\n")
+        else:
+            assert (r.code, r.out) == (2, "")
+        r = configs(k, "--describe", "--topic", "orders")
+        assert r.code == 0 and r.out.startswith("Dynamic configs for topic orders are:\n"), r.err
+    finally:
+        k.stop()

@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 import typer
 
 from kafkatool import __version__
-from kafkatool.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+from kafkatool.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, CliError
 from kafkatool.cli.inputs import CheckedGroup
+from kafkatool.cli.signals import Terminated
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,13 +25,15 @@ _PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 findings (corruption, mismatches, reassignment in progress, lag over "
     "--max-lag); 2 usage or input error (bad option, missing file, malformed JSON); 3 failure "
-    "(cluster unreachable, I/O error)."
+    "(cluster unreachable, I/O error); 4 a group in ERR (offsets watch); 130 interrupted (Ctrl-C); 143 "
+    "terminated (kill, after the same clean-up as Ctrl-C)."
 )
 
 app = typer.Typer(
     name="kafkatool",
     cls=CheckedGroup,  # every option of every command gets the common checks (cli/inputs.py)
-    help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n" + EXIT_CODES_HELP,
+    help="Operations toolkit for Apache Kafka: offline log tools, cluster tools, Spark scans.\n\n"
+    + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -49,6 +52,12 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _known_releases() -> str:
+    from kafkatool.release import known_text
+
+    return known_text()
+
+
 @app.callback()
 def main_callback(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for unexpected errors."),
@@ -61,14 +70,17 @@ def main_callback(
         help="Named cluster from the config file (or set KAFKATOOL_CLUSTER); may be given after the command too.",
     ),
     config_file: str = typer.Option(
-        None, "--config-file", help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml)."
+        None,
+        "--config-file",
+        help="Config file with [clusters.NAME] tables (default ~/.config/kafkatool/config.toml).",
     ),
     kafka_release: str = typer.Option(
         None,
         "--kafka-release",
         envvar="KAFKATOOL_KAFKA_RELEASE",
-        help="Print the text of this Kafka release's tools (2.1, 3.3 or 4.0; default: the broker's release for "
-        "live commands, else the newest); may be given after the command too.",
+        help=f"Print the text of this Kafka release's tools (one of {_known_releases()}; a patch release prints its "
+        "line's text; default: the broker's release for live commands, else the newest); may be given after the "
+        "command too.",
     ),
 ) -> None:
     """kafkatool: everything Kafka's own tools do, byte-exact where they print, and more."""
@@ -87,9 +99,13 @@ def main_callback(
 
     release.observe_broker(None)  # each command learns its brokers' release anew
     try:
-        release.select(kafka_release or None)
+        note = release.select(kafka_release or None)
     except ValueError as exc:
         fail(f"--kafka-release: {exc}", EXIT_USAGE)
+    else:
+        if note:
+            sys.stderr.write(f"kafkatool: --kafka-release: {note}\n")
+            sys.stderr.flush()
 
 
 def fail(message: str, code: int) -> None:
@@ -120,10 +136,14 @@ def handle_errors(func: F) -> F:
             except OSError:
                 pass
             raise typer.Exit(0) from None
+        except Terminated:
+            fail("terminated", EXIT_TERMINATED)
         except KeyboardInterrupt:
-            fail("interrupted", 130)
+            fail("interrupted", EXIT_INTERRUPTED)
         except MemoryError:
-            fail("out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE)
+            fail(
+                "out of memory: the input or options ask for more memory than this machine has", EXIT_FAILURE
+            )
         except FileNotFoundError as exc:
             fail(f"{exc.filename or exc}: no such file or directory", EXIT_USAGE)
         except PermissionError as exc:
@@ -131,11 +151,16 @@ def handle_errors(func: F) -> F:
         except OSError as exc:
             if exc.errno in _PATH_ERRNOS:  # the path given is wrong, not the system
                 fail(f"{exc.filename or exc}: {exc.strerror or exc}", EXIT_USAGE)
-            fail(f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}", EXIT_FAILURE)
+            fail(
+                f"{getattr(exc, 'filename', None) or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}",
+                EXIT_FAILURE,
+            )
         except Exception as exc:  # the last line of defence: never a traceback by default
             if _state["debug"]:
                 traceback.print_exc()
-            fail(f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_FAILURE)
+            fail(
+                f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_FAILURE
+            )
         return None
 
     return wrapper  # type: ignore[return-value]

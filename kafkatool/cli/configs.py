@@ -140,11 +140,13 @@ def _config_file(path: Path) -> dict[str, str]:
 
 def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: bool = False) -> None:
     from kafkatool.cluster.configs import (
+        ConfigInputError,
         admin_describe_text,
         admin_dynamic,
         admin_entities,
         config_rows,
         describe_order,
+        missing_entity_text,
         zk_configs,
         zk_describe_text,
         zk_entities,
@@ -163,6 +165,11 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: boo
                 sys.stdout.write(zk_describe_text(e, pairs))
             rows += config_rows(e, [ConfigEntry(k, v, "ZOOKEEPER") for k, v in pairs])
         else:
+            missing = missing_entity_text(cluster, e) if entity is not None and not describe_all else None
+            if missing is not None:  # Kafka 4.1+ prints this line and describes nothing
+                if fmt == "text":
+                    sys.stdout.write(missing)
+                raise ConfigInputError(f"{e.type[:-1]} '{e.name}' does not exist")
             entries = describe_order(admin_dynamic(cluster, e, describe_all), cluster.text_release())
             if fmt == "text":
                 sys.stdout.write(admin_describe_text(e, entries, describe_all))

@@ -22,6 +22,7 @@ Examples:
   kafkatool generate /tmp/kt-demo --topic orders --records 100000 --codec lz4
   kafkatool generate /tmp/kt-demo --magic 1 --codec gzip --key-space 50 --tombstones 0.1
   kafkatool generate /tmp/kt-demo --transactional --abort-ratio 0.3
+  kafkatool generate /tmp/kt-demo --transactional --open-transaction
 """
 
 
@@ -40,6 +41,7 @@ def generate(
     tombstones: float = typer.Option(0.0, "--tombstones", help="Fraction (0 to 1) of keyed records that are tombstones."),
     transactional: bool = typer.Option(False, "--transactional", help="Write transactions with COMMIT/ABORT markers."),
     abort_ratio: float = typer.Option(0.0, "--abort-ratio", help="Fraction (0 to 1) of transactions aborted."),
+    open_transaction: bool = typer.Option(False, "--open-transaction", help="Leave the last transaction open (no marker), as a producer killed mid-transaction does."),
     log_append_time: bool = typer.Option(False, "--log-append-time", help="Stamp batches with LogAppendTime."),
     segment_bytes: int = typer.Option(1024 * 1024, "--segment-bytes", help="Roll segments at this size."),
     seed: int = typer.Option(42, "--seed", help="Seed of the data: the same seed writes the same bytes."),
@@ -49,7 +51,7 @@ def generate(
     spec = GenerateSpec(
         topic=topic, partition=partition, records=records, batch_records=batch_records, magic=magic, codec=codec,
         key_space=key_space, value_bytes=value_bytes, tombstone_ratio=tombstones, transactional=transactional,
-        abort_ratio=abort_ratio, log_append_time=log_append_time, segment_bytes=segment_bytes, seed=seed,
+        abort_ratio=abort_ratio, open_transaction=open_transaction, log_append_time=log_append_time, segment_bytes=segment_bytes, seed=seed,
     )
     try:
         res = generate_partition(log_dir, spec)

@@ -8,6 +8,7 @@ from contextlib import ExitStack
 import typer
 
 from kafkatool.cli.app import app, handle_errors
+from kafkatool.cli.bulk_output import bulk_stdout
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
 
 index_app = typer.Typer(
@@ -139,9 +140,9 @@ def dump(
     if not files:
         raise CliError("no index files found in the given paths", EXIT_USAGE)
     _note_live_log_dirs(targets)
-    sys.stdout.flush()
-    code = dump_index_files(files, output_format, sys.stdout.buffer, sys.stderr.buffer)
-    sys.stdout.buffer.flush()
+    out = bulk_stdout()
+    code = dump_index_files(files, output_format, out, sys.stderr.buffer)
+    out.flush()
     if code:
         raise typer.Exit(code)
 
@@ -243,7 +244,9 @@ def rebuild(
         with progress("rebuilding indexes", total, quiet=quiet) as bar:
             step = lambda _s: bar.advance(1)  # noqa: E731
             if dry_run:
-                changes, damaged = read_consistently(lambda: run(_targets(paths), step), [t.dir for t in targets])
+                changes, damaged = read_consistently(
+                    lambda: run(_targets(paths), step), [t.dir for t in targets]
+                )
             else:
                 changes, damaged = run(targets, step)
     if output_format == "text":

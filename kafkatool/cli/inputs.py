@@ -26,7 +26,7 @@ JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
 
 # Options whose negative values mean something (a seed, a relative move, Kafka's -1/-2 sentinels).
-SIGNED_OPTIONS = frozenset({"--seed", "--shift-by", "--to-offset"})
+SIGNED_OPTIONS = frozenset({"--seed", "--shift-by", "--to-offset", "--coordinator-epoch", "--duration-filter"})
 
 
 def _connect_check(option: str) -> Callable[[str], None]:

@@ -21,19 +21,19 @@ segment's largest timestamp, as retention sees it), and with --retention-ms/--re
 segments and bytes the broker's next retention pass would delete.  --by topic or --by log_dir sums
 the rows.  Replicas being moved between log dirs (`.future` dirs) are marked is_future.
 
-\\b
+\b
 Columns (--format json|ndjson|csv): log_dir, topic, partition, is_future, size, index_bytes,
 segments, log_start_offset, log_end_offset, oldest_timestamp, newest_timestamp,
 reclaimable_segments, reclaimable_bytes, problem (ms timestamps; null when unknown).
 
-\\b
+\b
 Live (--describe --bootstrap-server; not with PATHs): the text of Kafka's tool byte for byte
 (the release's: --kafka-release, else the broker's), or with --format rows per broker, log dir
 and replica (broker, log_dir, topic, partition, is_future, size, offset_lag, error), or with
 --by topic|log_dir|broker their sums.  Exit 2 when --broker-list names unknown brokers (Kafka's
 ERROR line: on stdout as 3.3 prints it, on stderr as 4.0 does).
 
-\\b
+\b
 Examples:
   kafkatool log-dirs /var/lib/kafka/data
   kafkatool log-dirs --describe --bootstrap-server kafka1:9092

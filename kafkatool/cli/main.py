@@ -9,7 +9,8 @@ import sys
 import typer
 
 from kafkatool.cli.app import app
-from kafkatool.cli.errors import EXIT_USAGE
+from kafkatool.cli.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
+from kafkatool.cli.signals import Terminated
 
 # Command name → module, in the order `kafkatool --help` lists them.  Each module registers its
 # commands on `app` when imported and keeps heavy imports (kafka-python, kazoo, pyspark) inside the
@@ -28,10 +29,17 @@ COMMANDS = {
     "replicas": "replicas",
     "log-dirs": "logdirs",
     "generate": "generate",
+    "metadata": "metadata",
+    # KRaft-era tools
+    "quorum": "quorum",
+    "transactions": "transactions",
+    "records": "records",
+    "features": "features",
+    "cluster": "cluster_tool",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).
-SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners", "offsets_list")}
+SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners", "offsets_groups", "offsets_streams", "offsets_list")}
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 
@@ -79,7 +87,11 @@ def run() -> None:
     """Console-script entry: usage errors exit 2 with one line, like every other input error."""
     from kafkatool.cli.errors import CliError
     from kafkatool.cli.profiles import hoist_global_options
+    from kafkatool.cli.signals import stop_on_sigterm
+    from kafkatool.heap import keep_heap
 
+    keep_heap()  # before any work: batch loops then reuse their memory (kafkatool.heap says why)
+    stop_on_sigterm()
     try:
         argv = hoist_global_options(sys.argv[1:])
     except CliError as exc:
@@ -88,9 +100,10 @@ def run() -> None:
     load_commands(argv)
     try:
         result = app(args=argv, prog_name="kafkatool", standalone_mode=False)
-    except typer.Abort:
-        sys.stderr.write("kafkatool: aborted\n")
-        sys.exit(130)
+    except typer.Abort as exc:
+        terminated = isinstance(exc.__cause__, Terminated)
+        sys.stderr.write("kafkatool: terminated\n" if terminated else "kafkatool: aborted\n")
+        sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:

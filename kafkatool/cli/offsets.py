@@ -383,7 +383,7 @@ def _render_describe(reports: list[Any], source: str, fmt: str, members: bool, v
     if members:
         member_groups = [(r.group, r.state, r.members if r.state is not None else None) for r in reports]
         if kafka40:
-            _emit_chunks(rep.members_chunks_40(member_groups, verbose))
+            _emit_chunks(rep.members_chunks_40(member_groups, verbose, text_release()))
         else:
             _emit(*rep.format_members(member_groups, verbose))
     elif state:
@@ -733,10 +733,14 @@ offset whose record timestamp is at or after it (partitions with none are left o
 --topic is a regular expression matched against whole topic names. --topic-partitions takes
 GetOffsetShell's rules instead: TOPIC_REGEX[:N | :N-M | :N- | :-M], comma-separated (M exclusive).
 Rows come in the release's order: 3.x by topic then partition, 4.0 as strings (big:0 big:1 big:10 big:2).
+--isolation-level read_committed:
+the last stable offset instead of the high watermark for latest (what a read_committed consumer can
+read up to; an open transaction holds it back), as kcat's -o end with isolation.level.
 
 \b
 Examples:
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic payments --isolation-level read_committed
   kafkatool offsets end --bootstrap-server kafka:9092 --topic 'orders.*' --time -2
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --partitions 0,1 --time 1700000000000
   kafkatool offsets end --bootstrap-server kafka:9092 --topic-partitions 'orders:1,big:3-5'
@@ -744,6 +748,7 @@ Examples:
 """
 
 _TIME_WORDS = {"latest": -1, "earliest": -2, "max-timestamp": -3}
+_ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}  # ListOffsets' IsolationLevel
 
 
 @offsets_app.command("end", help=END_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
@@ -759,9 +764,13 @@ def end(
     command_config: CommandConfig = None,
     exclude_internal_topics: bool = typer.Option(False, "--exclude-internal-topics", help="Leave out __consumer_offsets and the like."),
     output_format: str = typer.Option("text", "--format", help="text (GetOffsetShell's), json, ndjson, csv or table."),
+    isolation_level: str = typer.Option("read_uncommitted", "--isolation-level",
+                                        help="read_uncommitted (the high watermark) or read_committed (the last stable offset)."),
     timeout: float = _TIMEOUT,
 ) -> None:
     fmt = check_format(output_format, TEXT_FORMATS)
+    if isolation_level not in _ISOLATION_LEVELS:
+        raise CliError(f"--isolation-level: {isolation_level!r} is not one of read_uncommitted, read_committed")
     deadline = _check_timeout(timeout)
     zookeeper, bootstrap_server, command_config = _profile(zookeeper, bootstrap_server, command_config, None)
     _check_source(bootstrap_server, zookeeper, None, offline_ok=False)
@@ -797,10 +806,12 @@ def end(
     with _translate():
         if zookeeper:
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics, rules)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
+                                      _ISOLATION_LEVELS[isolation_level], rules)
         else:
             with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
-                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics, rules)
+                result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
+                                      _ISOLATION_LEVELS[isolation_level], rules)
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")
     errors = sorted((tp, lo.error) for tp, lo in result.items() if lo.error)
@@ -814,7 +825,7 @@ def end(
 
 
 def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool,
-                 rules: Any = None) -> dict[Any, Any]:
+                 isolation_level: int = 0, rules: Any = None) -> dict[Any, Any]:
     from kafkatool.ops.topic_partitions import allowed
 
     meta = bo.metadata(None)
@@ -822,4 +833,4 @@ def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, 
         (t, p) for t, ps in meta.topics.items() if not (exclude_internal and t.startswith("__"))
         for p in ps if (allowed(rules, t, p) if rules is not None else pattern.fullmatch(t) and (not parts or p in parts))
     ]
-    return bo.list_offsets({tp: spec for tp in tps}) if tps else {}
+    return bo.list_offsets({tp: spec for tp in tps}, isolation_level) if tps else {}

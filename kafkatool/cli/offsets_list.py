@@ -37,7 +37,7 @@ LIST_HELP = """The consumer groups of a cluster (kafka-consumer-groups --list; `
 --type [TYPES] (Kafka 4.0's) adds each group's type (classic, consumer) and filters likewise.
 Rows (--format json|ndjson|csv|table): group, state, type.
 
-\\b
+\b
 Examples:
   kafkatool offsets list --bootstrap-server kafka:9092
   kafkatool offsets --list --bootstrap-server kafka:9092 --state

@@ -16,12 +16,12 @@ OWNERS_HELP = """Which consumer thread owns each partition of a ZooKeeper-era co
 
 Reads /consumers/GROUP/ids (registered consumers and their subscriptions), /consumers/GROUP/owners/TOPIC/PARTITION and /brokers/topics. --verify checks what Kafka's VerifyConsumerRebalance checked: for every topic a registered consumer subscribes to, every partition has an owner, and the owner is a thread of a consumer registered in /consumers/GROUP/ids; it prints the problems and "Rebalance operation successful !" or "Rebalance operation failed !".
 
-\\b
+\b
 Status per partition: ok, no-owner, not-a-member (a stale or foreign owner), not-subscribed (owner znodes for a topic no registered consumer subscribes to).
 Rows (--format json|ndjson|csv): topic, partition, owner, status.
 Exit codes: 0 ok; 1 --verify found a problem; 2 usage; 3 ZooKeeper unreachable.
 
-\\b
+\b
 Examples:
   kafkatool offsets owners --zookeeper zk1:2181/kafka --group old-app
   kafkatool offsets owners --zookeeper zk1:2181 --group old-app --verify

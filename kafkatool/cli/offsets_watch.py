@@ -43,12 +43,12 @@ Offline (--log-dir): the commit history in __consumer_offsets, each commit with 
 the lag at that time when the topic's partitions are in the log dirs too (else lag unknown:
 UNKNOWN unless REWIND or STOP); judged at --now (default: the newest commit).
 
-\\b
+\b
 Output: text (a line per partition, then per group), or --format ndjson (samples as they are taken,
 then {"type":"partition",…} and {"type":"group",…} objects), json, csv, table.
 Exit codes: 0 every group OK; 1 a group WARN; 4 a group ERR; 2 usage; 3 cluster unreachable.
 
-\\b
+\b
 Examples:
   kafkatool offsets watch --bootstrap-server kafka:9092 --group orders-app --interval 30 --window 10
   kafkatool offsets watch --bootstrap-server kafka:9092 --all-groups --interval 5 --window 6 --format ndjson

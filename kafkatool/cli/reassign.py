@@ -241,6 +241,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         parse_topics_to_move,
         plan_document,
     )
+    from kafkatool.cluster.replica_dirs import current_log_dirs
 
     if o.strategy not in ("kafka", "minimal"):
         raise CliError(f"reassign: --strategy: {o.strategy!r} is not one of kafka, minimal")
@@ -258,6 +259,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             start_index=o.start_index, replica_shift=o.replica_shift, sizes=sizes, compare=o.compare,
         )
         source = cluster.source
+        dirs = current_log_dirs(cluster, result.current) if fmt != "json" else {}
     printed = result.printed_proposal()
     plan_path = None
     if not o.no_plan_file:
@@ -281,7 +283,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             "plan_file": str(plan_path) if plan_path else None,
         })
     else:
-        out = generate_text(result.current, printed)
+        out = generate_text(result.current, printed, dirs)
         if result.strategy == "minimal":
             out += "\n" + format_summary(result.summary, target)
         if result.comparison:
@@ -307,6 +309,7 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
         reassign_errors_text,
         started_text,
     )
+    from kafkatool.cluster.replica_dirs import current_log_dirs
 
     rf = parse_reassignment(_read(o.reassignment_json_file))
     text_out = fmt == "text"
@@ -336,7 +339,7 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
                 sys.stdout.write(VERIFY_PERIODICALLY_21 + "\n")
             sys.stdout.flush()
         elif text_out:
-            sys.stdout.write(current_assignment_text(plan.current))
+            sys.stdout.write(current_assignment_text(plan.current, current_log_dirs(cluster, plan.current)))
             if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
                 sys.stdout.write(VERIFY_PERIODICALLY + "\n")
             sys.stdout.flush()

@@ -1,6 +1,6 @@
 """Machine-readable and tabular output shared by every command (`--format json|ndjson|csv|table`).
 
-Commands build rows (dicts with stable keys, documented in the README) in the library and hand them
+Commands build rows (dicts with stable keys, documented in docs/) in the library and hand them
 here; only this module and the command modules write to stdout.
 """
 

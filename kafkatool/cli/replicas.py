@@ -22,11 +22,11 @@ holds past it.  Each replica's leader-epoch history is shown, and what Kafka's f
 (OffsetsForLeaderEpoch against the leader's epoch cache) would remove from every other replica if
 --leader (default: the highest latest epoch, then the longest log) leads.
 
-\\b
+\b
 Exit codes: 0 identical or only behind; 1 diverged (or data differs below what truncation reaches);
 2 bad path or option.
 
-\\b
+\b
 Live (--bootstrap-server B --topic REGEX): each round fetches the same offsets from every replica of
 the matching topics' partitions as a debugging replica (Fetch replica id -2) and compares them
 batch by batch (last offset, checksum) up to each replica's high watermark, as Kafka's

@@ -16,6 +16,7 @@ from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.errors import EXIT_USAGE, CliError
 from kafkatool.cli.progress import progress
 from kafkatool.cli.render import check_format, render_rows
+from kafkatool.cli.signals import Terminated
 
 QUERIES = ("summary", "keys", "timeline", "sql")
 ENGINES = ("spark", "local")
@@ -288,13 +289,14 @@ def _run_spark(
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt while Spark runs, so the session's clean-up ends its JVM."""
+    """SIGTERM unwinds like Ctrl-C while Spark runs (also where `kafkatool.cli.signals` did not set it up,
+    e.g. in-process), so the session's clean-up ends its JVM."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        raise Terminated()
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:

@@ -129,6 +129,24 @@ def dynamic_source(entity: Entity) -> str:
     return "DYNAMIC_DEFAULT_BROKER_CONFIG" if entity.is_default else DYNAMIC_SOURCE[entity.type]
 
 
+#: From Kafka 4.1 ConfigCommand (`describeResourceConfig`) first checks that a named topic or broker
+#: exists and, when it does not, prints one line instead of describing it.
+MISSING_ENTITY_LINE_SINCE = "4.1"
+
+
+def missing_entity_text(cluster: Any, entity: Entity) -> str | None:
+    """Kafka 4.1+'s `The topic 'x' doesn't exist and doesn't have dynamic config.` for a named topic
+    (ListTopics with internal ones) or broker id (DescribeCluster) the cluster lacks; None when it
+    exists, is the broker default, or the text release is older."""
+    if entity.is_default or not cluster.text_release().at_least(MISSING_ENTITY_LINE_SINCE):
+        return None
+    if entity.type == "topics":
+        found = entity.name in cluster.topics()
+    else:
+        found = any(str(b.id) == entity.name for b in cluster.brokers())
+    return None if found else f"The {entity.type[:-1]} '{entity.name}' doesn't exist and doesn't have dynamic config.\n"
+
+
 def admin_entries(cluster: Any, entity: Entity) -> list[ConfigEntry]:
     """Every config of the entity with synonyms, in `Config.entries()` order (DescribeConfigs)."""
     from kafka.protocol.admin import DescribeConfigsRequest as R

@@ -264,8 +264,9 @@ class BrokerOffsets:
         return groups, orphans
 
     # -- ListOffsets ------------------------------------------------------------------------------
-    def list_offsets(self, specs: dict[TP, int]) -> dict[TP, ListedOffset]:
-        """Offsets by spec (LATEST, EARLIEST, MAX_TIMESTAMP or a timestamp in ms) per partition.
+    def list_offsets(self, specs: dict[TP, int], isolation_level: int = 0) -> dict[TP, ListedOffset]:
+        """Offsets by spec (LATEST, EARLIEST, MAX_TIMESTAMP or a timestamp in ms) per partition; with
+        isolation_level 1 (read_committed, ListOffsets v2+) LATEST is the last stable offset.
 
         One ListOffsets per leader, all in flight at once; a partition whose leader moved (or could
         not be reached) is asked again once after a metadata refresh.  Errors are per partition, never for the whole call.
@@ -281,7 +282,7 @@ class BrokerOffsets:
                 out[tp] = ListedOffset(None, None, "unknown partition" if tp[0] in meta.missing_topics or tp not in meta.leaders else "no leader")
                 pending.pop(tp)
             nodes = sorted(groups)
-            resps = self.send_all([(n, self._list_offsets_request({tp: pending[tp] for tp in groups[n]})) for n in nodes])
+            resps = self.send_all([(n, self._list_offsets_request({tp: pending[tp] for tp in groups[n]}, isolation_level)) for n in nodes])
             retry: dict[TP, int] = {}
             for n, resp in zip(nodes, resps, strict=True):
                 if isinstance(resp, Exception):
@@ -308,19 +309,19 @@ class BrokerOffsets:
         return out
 
     @staticmethod
-    def _list_offsets_request(specs: dict[TP, int]) -> Any:
+    def _list_offsets_request(specs: dict[TP, int], isolation_level: int = 0) -> Any:
         from kafka.protocol.consumer import ListOffsetsRequest
 
         T = ListOffsetsRequest.ListOffsetsTopic
         P = T.ListOffsetsPartition
         by_topic: dict[str, list[Any]] = defaultdict(list)
-        min_version = 1
+        min_version = 2 if isolation_level else 1  # IsolationLevel came with v2 (Kafka 0.11)
         for (topic, part), ts in specs.items():
             by_topic[topic].append(P(partition_index=part, timestamp=ts, current_leader_epoch=-1))
             if ts == MAX_TIMESTAMP:
                 min_version = 7
         return ListOffsetsRequest(
-            replica_id=-1, isolation_level=0, topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
+            replica_id=-1, isolation_level=isolation_level, topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
             min_version=min_version,
         )
 

@@ -523,10 +523,11 @@ class GenerateResult:
         )
 
 
-def generate_text(current: Assignment, proposed: Assignment) -> str:
-    """Exactly what Kafka's `--generate` prints."""
+def generate_text(current: Assignment, proposed: Assignment,
+                  log_dirs: dict[TopicPartitionReplica, str] | None = None) -> str:
+    """Exactly what Kafka's `--generate` prints (`log_dirs`: the replicas' current dirs, 4.2+)."""
     return (
-        f"Current partition replica assignment\n{format_reassignment_json(current)}\n\n"
+        f"Current partition replica assignment\n{format_reassignment_json(current, log_dirs)}\n\n"
         f"Proposed partition reassignment configuration\n{format_reassignment_json(proposed)}\n"
     )
 
@@ -680,10 +681,10 @@ def throttle_changes(moves: dict[str, dict[int, PartitionMove]], rate: int) -> l
     return changes
 
 
-def current_assignment_text(current: Assignment) -> str:
-    """Kafka's rollback block printed before a reassignment starts."""
+def current_assignment_text(current: Assignment, log_dirs: dict[TopicPartitionReplica, str] | None = None) -> str:
+    """Kafka's rollback block printed before a reassignment starts (`log_dirs`: the replicas' current dirs, 4.2+)."""
     return (
-        f"Current partition replica assignment\n\n{format_reassignment_json(current)}\n\n"
+        f"Current partition replica assignment\n\n{format_reassignment_json(current, log_dirs)}\n\n"
         "Save this to use as the --reassignment-json-file option during rollback\n"
     )
 

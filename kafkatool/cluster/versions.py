@@ -3,7 +3,8 @@
 A broker does not say its release; its ApiVersions table does, within limits: every release line
 raises the highest version of some request.  `broker_release` maps a table to the newest release
 whose markers it shows (facts from the release's message specs, checked in the tests against real
-brokers' answers and the tables derived for 2.8, 3.6, 3.9 and 4.1), so a live command can say
+brokers' answers (2.1.1, 3.3.1, 4.0.0, 4.3) and the tables derived for 2.8, 3.6, 3.9, 4.1, 4.2 and
+4.4), so a live command can say
 "the broker is Kafka 2.1" when it lacks an API, and `release.text_release(broker_release(...))`
 prints the broker's release text.  A broker newer than the newest marker reads as that release.
 """
@@ -23,7 +24,7 @@ ApiTable = Mapping[int, tuple[int, int]]
 class ApiKey:
     """The requests the live commands use, with the release that introduced each (its spec's history)."""
 
-    PRODUCE, FETCH, LIST_OFFSETS, METADATA, ADD_PARTITIONS_TO_TXN = 0, 1, 2, 3, 24
+    PRODUCE, FETCH, LIST_OFFSETS, METADATA, ADD_PARTITIONS_TO_TXN, API_VERSIONS = 0, 1, 2, 3, 24, 18
     DESCRIBE_CONFIGS, ALTER_REPLICA_LOG_DIRS, DESCRIBE_LOG_DIRS = 32, 34, 35
     ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
     ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
@@ -48,11 +49,15 @@ API: dict[int, tuple[str, Release]] = {
 }
 
 #: Newest first: (release, api key, lowest highest-version that shows it).  Each marker holds for
-#: that release and every newer one (validVersions of the specs at each release tag): Produce v13
-#: came with 4.1, v12 with 4.0, Fetch v17 with 3.9, Produce v11 with 3.8 and v10 with 3.7,
+#: that release and every newer one (validVersions of the specs at each release tag, less a version
+#: marked latestVersionUnstable): ApiVersions v5 came with 4.4, DescribeLogDirs v5 with 4.3, ListOffsets
+#: v11 with 4.2, Produce v13 with 4.1, v12 with 4.0, Fetch v17 with 3.9, Produce v11 with 3.8 and v10 with 3.7,
 #: AddPartitionsToTxn v4 with 3.6, ListOffsets v8 with 3.5, UpdateFeatures v1 with 3.3,
 #: Metadata v11 with 2.8, Fetch v12 with 2.7 and Metadata v7 with 2.1.
 _MARKERS: tuple[tuple[Release, int, int], ...] = (
+    (Release(4, 4), ApiKey.API_VERSIONS, 5),
+    (Release(4, 3), ApiKey.DESCRIBE_LOG_DIRS, 5),
+    (Release(4, 2), ApiKey.LIST_OFFSETS, 11),
     (Release(4, 1), ApiKey.PRODUCE, 13),
     (Release(4, 0), ApiKey.PRODUCE, 12),
     (Release(3, 9), ApiKey.FETCH, 17),

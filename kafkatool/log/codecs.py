@@ -9,6 +9,7 @@ wrong way (KAFKA-1493), gzip streams may be concatenated members.  Every decoder
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from enum import IntEnum
 from functools import cache
@@ -190,6 +191,39 @@ def _zstd_decompress(data: bytes) -> bytes:
         rest = d.unused_data
         if not rest:
             return b"".join(out)
+
+
+class _Scratch(threading.local):
+    """One decompression buffer a thread, reused batch after batch (see `lz4_into_scratch`)."""
+
+    buf = bytearray(0)
+
+
+_scratch = _Scratch()
+_SCRATCH_MIN = 1 << 20
+_SCRATCH_MAX = 1 << 31  # a batch's records never decompress to more than Kafka's 2 GiB int sizes
+
+
+def lz4_into_scratch(data: memoryview) -> memoryview | None:
+    """A v2 batch's LZ4 frame decompressed into this thread's reused buffer: a view valid until the next
+    call (release it), or None when it did not decompress (the caller then takes `decompress`, whose
+    error is the one to report).
+
+    A new bytes object a batch meant a fresh few hundred KiB of memory for every batch; decompressing
+    into one buffer is 2.5x faster on small-record lz4 logs (benchmarks/README.md)."""
+    scratch = _scratch.buf
+    if not scratch:
+        scratch = _scratch.buf = bytearray(_SCRATCH_MIN)
+    lz4 = _cramjam().lz4
+    while True:
+        try:
+            n = lz4.decompress_into(data, scratch)
+        except Exception as exc:  # noqa: BLE001 - the reference path reports the damage
+            if "whole buffer" not in str(exc) or len(scratch) >= _SCRATCH_MAX:
+                return None
+            scratch = _scratch.buf = bytearray(len(scratch) * 4)  # a bigger batch than any before
+            continue
+        return memoryview(scratch)[:n]
 
 
 def decompress(codec: int, data: bytes, magic: int = 2) -> bytes:

@@ -136,7 +136,10 @@ class MappedFile:
         self.size = size
         self._released = 0
 
-    _RELEASE_EVERY = 32 * 1024 * 1024
+    # a page range is dropped once 8 MiB of it are behind the scan: one madvise per 8 MiB costs nothing
+    # measurable, and file-backed RSS stays within 8 MiB plus what the caller holds (compact of 1 GiB:
+    # peak RSS 119 -> 95 MB against 32 MiB windows)
+    _RELEASE_EVERY = 8 * 1024 * 1024
 
     def release(self, upto: int) -> None:
         """Drop mapped pages before `upto` from this process (they stay in the page cache).

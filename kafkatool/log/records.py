@@ -14,9 +14,10 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from kafkatool.log import crc as _crc32c
-from kafkatool.log.codecs import Codec, decompress
+from kafkatool.log.codecs import Codec, decompress, lz4_into_scratch
 from kafkatool.log.core import speedups
 from kafkatool.log.default_records import decode_v2_records
 from kafkatool.log.errors import CorruptRecordError
@@ -48,6 +49,9 @@ _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 V2_WALK_HEADER = struct.Struct(">qiibIhi8xqq10x")
 _LEGACY_V0 = struct.Struct(">Ibbi")  # crc magic attributes keyLen
 _LEGACY_V1 = struct.Struct(">Ibbqi")  # crc magic attributes timestamp keyLen
+
+
+T = TypeVar("T")
 
 
 class Batch:
@@ -197,9 +201,41 @@ class Batch:
             )
         if count == 0:  # DefaultRecordBatch.iterator(): no records, nothing to decompress
             return []
-        data = self.records_data()
         ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
+        if speedups is not None:
+            recs = self.in_place(decode_v2_records)
+            if recs is not None:
+                return recs
+        data = self.records_data()
         return decode_v2_records(data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence)
+
+    def in_place(self, fn: Callable[..., T], *extra: object) -> T | None:
+        """`fn(records, count, base_offset, base_timestamp, log_append_ts, base_sequence, *extra)` on a
+        valid-looking v2 batch's record bytes where they lie (uncompressed) or decompressed into this
+        thread's reused buffer (LZ4), as a view valid during the call; None where neither applies
+        (other codecs, legacy formats, no records, an LZ4 frame that did not decompress), and the
+        caller goes the `records()` way, which also reports any damage.
+
+        For compiled readers that copy whatever they keep: a new bytes object a batch (the batch
+        copied, or a codec's fresh output) cost fresh memory on every batch of a long scan."""
+        count = self.count or 0
+        if (
+            self.magic < 2
+            or count <= 0
+            or self.size < V2_HEADER_SIZE
+            or self.codec not in (Codec.NONE, Codec.LZ4)
+        ):
+            return None
+        ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
+        with (
+            memoryview(self.buf) as whole,
+            whole[self.position + V2_HEADER_SIZE : self.position + self.size] as raw,
+        ):
+            data = raw if self.codec == Codec.NONE else lz4_into_scratch(raw)
+            if data is None:
+                return None
+            with data:
+                return fn(data, count, self.base_offset, self.base_timestamp, ts, self.base_sequence, *extra)
 
     def _legacy_records(self) -> list[Record]:
         recs: list[Record] = []
@@ -212,9 +248,13 @@ class Batch:
 
     def _legacy_records_into(self, recs: list[Record]) -> list[Record]:
         if self.codec == Codec.NONE:
-            return [legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)]
+            return [
+                legacy_message(self.buf, self.position, self.size, self.timestamp_type, self.max_timestamp)
+            ]
         wrapper_ts = self.max_timestamp if self.timestamp_type == TS_LOG_APPEND else None
-        read_wrapper_into(recs, self.records_data(), self.magic, self.timestamp_type, wrapper_ts, self.position)
+        read_wrapper_into(
+            recs, self.records_data(), self.magic, self.timestamp_type, wrapper_ts, self.position
+        )
         return rebase_offsets(recs, self.magic, self.last_offset)
 
     def __repr__(self) -> str:
@@ -381,6 +421,7 @@ class BatchScan:
         self.valid_bytes = start
         self.error: CorruptRecordError | None = None
         self.release = release  # e.g. MappedFile.release: keeps resident memory flat on big files
+        self.jump_to: int | None = None  # set while iterating: the walk goes on from there (see __iter__)
 
     def __iter__(self) -> Iterator[Batch]:
         pos = self.start
@@ -402,6 +443,9 @@ class BatchScan:
             pos += b.size
             self.valid_bytes = pos
             yield b
+            if self.jump_to is not None:  # the caller walked on past pos by itself (dump-log's compiled run)
+                pos = self.valid_bytes = self.jump_to
+                self.jump_to = None
 
     @property
     def trailing_bytes(self) -> int:

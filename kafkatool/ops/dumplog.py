@@ -41,8 +41,9 @@ from kafkatool.log.index import OffsetIndex, TimeIndex, read_txn_index
 from kafkatool.log.record import TIMESTAMP_TYPE_NAMES, Record
 from kafkatool.log.records import Batch, BatchScan, iter_batches, read_batch_header
 from kafkatool.log.snapshot import read_producer_snapshot
+from kafkatool.ops.dumplog_text import DumpText
 from kafkatool.ops.safety import file_identity, identity_changed
-from kafkatool.release import Release, parse_release, text_release
+from kafkatool.release import Release, parse_release, resolve, text_release
 
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -133,7 +134,7 @@ class DumpOptions:
 
     def __post_init__(self) -> None:
         if isinstance(self.kafka_release, str):
-            self.kafka_release = parse_release(self.kafka_release)
+            self.kafka_release = resolve(self.kafka_release)[0]
         elif self.kafka_release is None:
             self.kafka_release = text_release()
         if self.payload_decoder:
@@ -155,8 +156,13 @@ class DumpOptions:
         return rel if isinstance(rel, Release) else parse_release(rel) if rel else text_release()
 
     @property
+    def text(self) -> DumpText:
+        """The text choices of the chosen release's kafka-dump-log (`dumplog_text`)."""
+        return DumpText.of(self.release)
+
+    @property
     def kafka4(self) -> bool:
-        """Print Kafka 4.0's text (else 3.3's)."""
+        """Print Kafka 4.x's text (else 3.3's)."""
         return self.release.at_least("4.0")
 
 
@@ -218,11 +224,13 @@ def _keyed_parser(
 
     def make(opts: DumpOptions, newer: NewerSink) -> Parser:
         fmt = load(opts)
+        # 4.1 on: one CoordinatorRecordMessageParser for the three coordinators' topics
+        missing = "the specified" if opts.text.coordinator_parser else missing_key
 
         def parse(r: Record) -> tuple[bytes | None, bytes | None]:
-            if r.key is None and missing_key is not None:
+            if r.key is None and missing is not None:
                 raise LogFormatError(
-                    f"Failed to decode message at offset {r.offset} using {missing_key} decoder "
+                    f"Failed to decode message at offset {r.offset} using {missing} decoder "
                     "(message had a missing key)"
                 )
             k, v = fmt(r.offset, r.key, r.value)
@@ -253,13 +261,13 @@ def _value_parser(load: Callable[[DumpOptions], ValueFormatter]) -> Callable[[Du
 def _offsets(opts: DumpOptions) -> KeyedFormatter:
     from kafkatool.log.decoders.offsets import format_offsets_record
 
-    return functools.partial(format_offsets_record, kafka4=opts.kafka4)
+    return functools.partial(format_offsets_record, kafka4=opts.kafka4, rel=opts.release)
 
 
 def _transactions(opts: DumpOptions) -> KeyedFormatter:
     from kafkatool.log.decoders.transactions import format_transaction_record
 
-    return functools.partial(format_transaction_record, kafka4=opts.kafka4)
+    return functools.partial(format_transaction_record, kafka4=opts.kafka4, rel=opts.release)
 
 
 def _cluster_metadata(opts: DumpOptions) -> ValueFormatter:
@@ -274,10 +282,11 @@ def _remote_log_metadata(opts: DumpOptions) -> ValueFormatter:  # Kafka 4.0's te
     return format_remote_log_metadata_record
 
 
-def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on every release
+def _share_group_state(opts: DumpOptions) -> KeyedFormatter:  # Kafka 4.0's text on 3.3 (which has no decoder)
     from kafkatool.log.decoders.share_group_state import format_share_group_state_record
 
-    return cast(KeyedFormatter, format_share_group_state_record)  # keyless records are refused first
+    rel = opts.release if opts.kafka4 else None
+    return cast(KeyedFormatter, functools.partial(format_share_group_state_record, rel=rel))
 
 
 #: `--*-decoder` name -> parser factory (DumpOptions.payload_decoder takes these names).
@@ -393,7 +402,8 @@ def _render_chunk(task: tuple[str, int, int, DumpOptions]) -> tuple:
 class _Stderr:
     """Deferred stderr reports, printed after all files as DumpLogSegments does."""
 
-    def __init__(self) -> None:
+    def __init__(self, java: bool = False) -> None:
+        self.java = java  # Kafka 4.3's Java tool: TreeMaps where the Scala tool kept prepended Lists
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
@@ -403,7 +413,7 @@ class _Stderr:
     def lines(self) -> Iterable[str]:
         for f, pairs in self.index_mismatches.items():
             yield f"Mismatches in :{f}"
-            for a, b in reversed(pairs):
+            for a, b in (sorted(dict(pairs).items(), reverse=True) if self.java else reversed(pairs)):
                 yield f"  Index offset: {a}, log offset: {b}"
         for f, pairs in self.time_mismatches.items():
             yield f"Found timestamp mismatch in :{f}"
@@ -413,13 +423,15 @@ class _Stderr:
             yield f"Found out of order timestamp in :{f}"
             for a, b in pairs:
                 yield f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
-        for pairs in self.time_not_found.values():
-            yield "The following indexed offsets are not found in the log."
+        for f, pairs in self.time_not_found.items():
+            yield f"The following indexed offsets are not found in :{f}" if self.java else (
+                "The following indexed offsets are not found in the log."
+            )
             for a, b in pairs:
                 yield f"Indexed offset: {a}, found log offset: {b}"
         for f, pairs in self.non_consecutive.items():
             yield f"Non-consecutive offsets in {f}"
-            for a, b in reversed(pairs):
+            for a, b in (sorted(dict(pairs).items()) if self.java else reversed(pairs)):
                 yield f"  {a} is followed by {b}"
 
 
@@ -431,7 +443,8 @@ class LogDumper:
         self.out = out
         self.err = err
         self.result = DumpResult()
-        self.deferred = _Stderr()
+        self.text = opts.text
+        self.deferred = _Stderr(self.text.java_tool)
         self._newer: list[tuple[int, str]] = []  # (offset, reason): records of this file newer than known
         self.parser = make_parser(opts, lambda offset, reason: self._newer.append((offset, reason)))
         self._plain_strings = (
@@ -505,8 +518,10 @@ class LogDumper:
                 self.dump_producer_snapshot(path, shown)
             elif suffix == ".txnindex":
                 self.dump_txn_index(path, shown)
-            elif dot < 0:
+            elif dot < 0 and not (self.text.ignores_dotless_files and not self.json):
                 self.dump_dotless(path, shown)
+            elif dot < 0:
+                self.err.write(f"Ignoring unknown file {shown}\n".encode("utf-8", "replace"))
             else:
                 if self.json:
                     self._emit({"type": "ignored", "file": shown, "reason": "unknown file suffix"})
@@ -570,6 +585,8 @@ class LogDumper:
             elif (
                 opts.deep_iteration
                 and not opts.print_data_log  # printed values would all travel through a pipe: slower
+                # the compiled core's record lines outrun the pipe from workers: one process unless asked
+                and (opts.jobs > 1 or speedups is None)
                 and _jobs(opts.jobs) > 1
                 and end >= PARALLEL_MIN_BYTES
             ):
@@ -604,15 +621,57 @@ class LogDumper:
         last_offset = -1
         first_offset = -1
         non_consecutive: list[tuple[int, int]] = []
+        from_minus_one = self.text.continuity_from_minus_one
         nbatches = 0
         nrecords = 0
         # the compiled core pends a batch's record lines as one item (pure Python one item a line):
         # those are written as they are, without joining megabytes
         whole_batches = speedups is not None and deep
         flush_at = 16 if whole_batches else 256
+        # the compiled core prints a plain batch's record lines straight from its bytes (None: not plain)
+        raw_lines = (
+            speedups.v2_raw_record_lines
+            if speedups is not None
+            and deep
+            and not opts.skip_record_metadata
+            and (not opts.print_data_log or self._plain_strings)
+            else None
+        )
+        deep_run = raw_lines is not None and speedups is not None and hasattr(speedups, "deep_lines")
+
+        def run_from(pos: int) -> int:
+            """The compiled core's deep lines from pos over plain batches; where it stopped."""
+            nonlocal nbatches, nrecords, first_offset, last_offset
+            assert speedups is not None
+            while True:
+                lines, pos_, n, recs, first, last = speedups.deep_lines(
+                    scan.buf, pos, scan.end, SHALLOW_OUT_BYTES, SHALLOW_IN_BYTES, opts.print_data_log,
+                    last_offset, from_minus_one,
+                )
+                if n == 0:
+                    return pos
+                w(b"".join(pending) + lines if pending else lines)
+                pending.clear()
+                nbatches += n
+                nrecords += recs
+                if first_offset == -1:
+                    first_offset = first
+                last_offset = last
+                pos = scan.valid_bytes = pos_
+                if scan.release is not None:
+                    scan.release(pos)
+
+        def resume(pos: int) -> None:
+            """After a batch the Python loop printed: the compiled run from its end, the walk on from there."""
+            to = run_from(pos)
+            if to != pos:
+                scan.jump_to = to
+
         try:
             if not deep and speedups is not None:
                 nbatches += self._shallow_run(scan)
+            if deep_run:
+                scan.start = scan.valid_bytes = run_from(scan.start)
             for batch in scan:
                 nbatches += 1
                 try:
@@ -622,6 +681,24 @@ class LogDumper:
                     pending.clear()
                     self._line_open = True
                     raise
+                if raw_lines is not None and not batch.is_control:
+                    fast = batch.in_place(raw_lines, _TS_NAMES[batch.timestamp_type], opts.print_data_log)
+                    if fast is not None:
+                        lines, first, last = fast
+                        pend(lines)
+                        nrecords += last - first + 1
+                        if first_offset == -1:
+                            first_offset = first
+                        if not ((last_offset == -1 and not from_minus_one) or first == last_offset + 1):
+                            non_consecutive.append((last_offset, first))  # consecutive within the batch
+                        last_offset = last
+                        if len(pending) >= flush_at:
+                            for chunk in pending:
+                                w(chunk)
+                            pending.clear()
+                        if deep_run:
+                            resume(batch.end)
+                        continue
                 if deep:
                     try:
                         recs = batch.records()
@@ -638,12 +715,14 @@ class LogDumper:
                         first = recs[0][0]
                         if first_offset == -1:
                             first_offset = first
-                        if (last_offset == -1 or first == last_offset + 1) and recs[-1][0] - first == len(recs) - 1:
+                        if ((last_offset == -1 and not from_minus_one) or first == last_offset + 1) and (
+                            recs[-1][0] - first == len(recs) - 1
+                        ):
                             last_offset = recs[-1][0]  # the usual case: one check per batch
                         else:
                             for r in recs:
                                 o = r[0]
-                                if last_offset != -1 and o != last_offset + 1:
+                                if (last_offset != -1 or from_minus_one) and o != last_offset + 1:
                                     non_consecutive.append((last_offset, o))
                                 last_offset = o
                     self._record_lines(batch, recs, pend)
@@ -654,6 +733,8 @@ class LogDumper:
                     else:
                         w(b"".join(pending))
                     pending.clear()
+                if deep_run:
+                    resume(batch.end)
         finally:
             if pending:
                 w(b"".join(pending))
@@ -720,6 +801,8 @@ class LogDumper:
                 if first != -1:
                     if prev_last != -1 and first != prev_last + 1:
                         stitched.append((prev_last, first))
+                    if prev_last != -1 and non_consecutive[:1] == [(-1, first)]:
+                        non_consecutive = non_consecutive[1:]  # the chunk's own start, not the file's
                     stitched.extend(non_consecutive)
                     prev_last = last
                 if error is not None:
@@ -744,7 +827,8 @@ class LogDumper:
         if v2:
             meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d sequence: %d headerKeys: [%b]"
         else:
-            meta = b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d isValid: %s crc: %d}"
+            meta = (b"| offset: %d " + ts_name + b": %d keySize: %d valueSize: %d isValid: %s crc: %d"
+                    + self.text.legacy_crc_brace)
         parser = self.parser
         for r in recs:
             k = r[2]
@@ -778,10 +862,11 @@ class LogDumper:
             if printing:
                 kt, vt = parser(r)
                 if skip_meta:
-                    # Kafka prints "| " only in front of a key; a keyless record starts with " payload:".
+                    # Kafka prints "| " in front of a key; a keyless record starts with " payload:"
+                    # (Kafka 4.3 on: "| payload:").
                     line = b"| key: " + kt if kt is not None else b""
                     if vt is not None:
-                        line += b" payload: " + vt
+                        line += (b" payload: " if kt is not None else self.text.keyless_payload_indent) + vt
                 else:
                     if kt is not None:
                         line += sep + b"key: " + kt
@@ -1074,8 +1159,10 @@ class LogDumper:
             txn = some % e.current_txn_first_offset if e.current_txn_first_offset >= 0 else none
             line = (
                 f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
-                f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+                f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
             )
+            if e.has_batch or self.text.snapshot_trailing_space:
+                line += " "
             if e.has_batch:
                 line += (
                     f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: "
@@ -1109,7 +1196,8 @@ class LogDumper:
         # Kafka reads whole entries only and says nothing about a partial tail; neither do we here.
         self._w(
             "".join(
-                f"version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
+                f"version: {0 if self.text.txn_index_message_version else e.version} producerId: {e.producer_id} "
+                f"firstOffset: {e.first_offset} "
                 f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}\n"
                 for e in entries
             ).encode()

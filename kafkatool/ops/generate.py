@@ -51,6 +51,7 @@ class GenerateSpec:
     headers: bool = True
     transactional: bool = False
     abort_ratio: float = 0.0
+    open_transaction: bool = False  # the last transaction gets no marker (a producer killed mid-transaction)
     log_append_time: bool = False
     segment_bytes: int = 1024 * 1024
     index_interval: int = 4096
@@ -107,6 +108,8 @@ def check_spec(spec: GenerateSpec) -> None:
         raise GenerateInputError("zstd and transactions need message format v2 (--magic 2)")
     if spec.abort_ratio and not spec.transactional:
         raise GenerateInputError("--abort-ratio applies to --transactional only")
+    if spec.open_transaction and not spec.transactional:
+        raise GenerateInputError("--open-transaction applies to --transactional only")
     batch = 61 + spec.batch_records * (spec.value_bytes + _RECORD_OVERHEAD)
     if batch > JAVA_INT_MAX:
         raise GenerateInputError(
@@ -261,7 +264,7 @@ def generate_partition(log_dir: Path, spec: GenerateSpec) -> GenerateResult:
             seq += n
         total += n
         offset += n
-        if spec.transactional:
+        if spec.transactional and not (spec.open_transaction and total >= spec.records):
             abort = rng.random() < spec.abort_ratio
             k, v = encode_control_record(0 if abort else 1, 0)
             marker = encode_v2_batch(

@@ -130,7 +130,7 @@ def resolve_targets(paths: Sequence[str | os.PathLike[str]]) -> list[PartitionTa
 
 @dataclass
 class Finding:
-    """One problem in one file; `kind` is stable for JSON consumers (see README)."""
+    """One problem in one file; `kind` is stable for JSON consumers (docs/index.md)."""
 
     kind: str
     message: str

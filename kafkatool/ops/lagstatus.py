@@ -54,7 +54,7 @@ class PartitionStatus:
     complete: bool = False  # the window holds as many commits as asked for
 
     def row(self) -> dict:
-        """The documented row (README: offsets watch)."""
+        """The documented row (docs/offsets.md: offsets watch)."""
         first = self.window[0] if self.window else None
         last = self.window[-1] if self.window else None
         return {

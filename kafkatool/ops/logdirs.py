@@ -88,7 +88,7 @@ class PartitionUsage:
         return self.segments[-1].largest_timestamp if self.segments else NO_TIMESTAMP
 
     def row(self) -> dict:
-        """The documented row (README: log-dirs)."""
+        """The documented row (docs/log-dirs.md)."""
         return {
             "log_dir": self.log_dir,
             "topic": self.topic,

@@ -212,6 +212,12 @@ def scala211_int_map_order(keys: Sequence[int]) -> list[int]:
 # kafka-consumer-groups --describe (Kafka 3.3)
 
 
+#: The release whose kafka-consumer-groups sorts each member's describe rows by topic and partition.
+SORTED_DESCRIBE_SINCE = "4.2"
+#: The release whose reset plan's columns are sized to their contents (OffsetsUtils).
+SIZED_RESET_SINCE = "4.2"
+
+
 def describe_rows(
     group: str,
     state: str,
@@ -231,17 +237,24 @@ def describe_rows(
     Kafka 4.0 (Java, `release` 4.0+): the same lists sorted by partition are collected into the
     `HashMap` of log-end offsets (`Collectors.toMap`) and the rows come out in that map's order
     (3, 2, 1, 0 for one topic's four partitions); unassigned partitions come from a `HashMap` too.
+    Kafka 4.2+ (`describePartitions` since KAFKA-19435, which splits partitions with and without a
+    leader and concatenates them): each member's rows, and the unassigned ones, sorted by topic
+    (`String.compareTo`; topic names are ASCII) then partition: 0, 1, 2, 3.
     `commits` (offline: the replayed commits, with their `metadata`) fills the rows' `metadata`.
     """
     java = release is not None and release.at_least("4.0")
+    by_topic_partition = release is not None and release.at_least(SORTED_DESCRIBE_SINCE)
     rows: list[PartitionLag] = []
     with_assignment = [m for m in members if m.assignment]
     with_assignment.sort(key=lambda m: -len(set(m.assignment)))  # sortWith(size >) / reversed comparator: stable
     assigned: set[TP] = set()
 
     def consumer_rows(tps: list[TP], cid: str, host: str, client: str) -> None:
-        by_partition = sorted(tps, key=lambda tp: tp[1])
-        ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
+        if by_topic_partition:
+            ordered = sorted(tps)
+        else:
+            by_partition = sorted(tps, key=lambda tp: tp[1])
+            ordered = java_hashmap_order(by_partition) if java else scala_immutable_map_order(by_partition)
         commit = commits.get if commits is not None else None
         for tp in ordered:
             off = committed.get(tp)
@@ -353,14 +366,21 @@ def member_rows(group: str, members: Iterable[Any], target_epoch: int | None = N
 
 
 def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None]],
-                      verbose: bool = False) -> list[tuple[str, str]]:
+                      verbose: bool = False, release: Any = None) -> list[tuple[str, str]]:
     """Kafka 4.0's `printMembers` as ("out" | "err", text) pieces in the order it writes them.
 
     Unlike 3.3 it prints the header even for a group it reported as empty or missing, and
     `--verbose` shows each member's epoch and assignment, the group's target epoch and the target
     assignment (`topic:0,1;other:2`, partitions sorted as strings), plus UPGRADED when classic and
-    consumer-protocol members are mixed.
+    consumer-protocol members are mixed.  From Kafka 4.1 (`release`) the partitions of an assignment
+    are sorted as numbers (`getAssignmentString` sorts before it maps them to strings): `0,2,10`, not
+    4.0's `0,10,2`.
     """
+    numeric = release is not None and release.at_least(NUMERIC_ASSIGNMENT_SINCE)
+
+    def _assignment_text_40(assignment: list[TP]) -> str:
+        return _assignment_text_4x(assignment, numeric)
+
     chunks: list[tuple[str, str]] = []
     for group, state, rows in sorted(groups, key=lambda g: g[0]):
         o, e, show = _state_message(group, state, None if rows is None else len(rows))
@@ -394,14 +414,20 @@ def members_chunks_40(groups: list[tuple[str, str | None, list[MemberRow] | None
     return chunks
 
 
-def _assignment_text_40(assignment: list[TP]) -> str:
-    """4.0's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings), topics sorted, `;`."""
+#: The release whose `getAssignmentString` sorts partitions as numbers (4.0 sorted their strings).
+NUMERIC_ASSIGNMENT_SINCE = "4.1"
+
+
+def _assignment_text_4x(assignment: list[TP], numeric: bool = False) -> str:
+    """4.x's `getAssignmentString`: `topic:p,p` per topic (partitions sorted as strings in 4.0, as
+    numbers from 4.1), topics sorted, `;`."""
     if not assignment:
         return MISSING
-    by_topic: dict[str, list[str]] = {}
+    by_topic: dict[str, list[int]] = {}
     for t, p in assignment:
-        by_topic.setdefault(t, []).append(str(p))
-    return ";".join(sorted(t + ":" + ",".join(sorted(ps)) for t, ps in by_topic.items()))
+        by_topic.setdefault(t, []).append(p)
+    return ";".join(sorted(t + ":" + ",".join(str(p) for p in (sorted(ps) if numeric else sorted(ps, key=str)))
+                           for t, ps in by_topic.items()))
 
 
 def state_chunks_40(rows: list[StateRow]) -> list[tuple[str, str]]:
@@ -1033,10 +1059,18 @@ def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, s
 
 
 def format_reset(plans: list[ResetPlan], release: Any = None) -> str:
-    """`printOffsetsToReset`: Kafka 3.3's or 4.0's text, rows in the release's map order (`reset_rows`)."""
+    """`printOffsetsToReset`: Kafka 3.3's text, 4.0's (fixed widths) or 4.2's (sized columns), rows in
+    the release's map order (`reset_rows`)."""
     rows = reset_rows(plans, release)
     if not rows:
         return ""
+    if release is not None and release.at_least(SIZED_RESET_SINCE):
+        # 4.2's OffsetsUtils.printOffsetsToReset: group and topic columns as wide as the widest (at least
+        # 15), the offset unpadded.
+        g = max([15] + [len(p.group) for p in plans])
+        t = max([15] + [len(topic) for p in plans for topic, _ in p.offsets])
+        fmt = "{:<" + str(g) + "} {:<" + str(t) + "} {:<10} {}\n"
+        return "\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") + "".join(fmt.format(*r) for r in rows)
     fmt = "{:<30} {:<30} {:<10} {:<15}\n"
     return "\n" + fmt.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") + "".join(fmt.format(*r) for r in rows)
 

@@ -330,7 +330,7 @@ def compare_replicas(
 
 
 def report_dict(rep: ReplicaReport) -> dict:
-    """The documented JSON form (README: replicas)."""
+    """The documented JSON form (docs/replicas.md)."""
 
     def header(h: BatchHeader | None) -> dict | None:
         if h is None:

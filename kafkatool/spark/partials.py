@@ -1,6 +1,6 @@
 """summary, keys and timeline as plain RDD jobs: each task's partial aggregates, merged in the driver.
 
-Why not Spark SQL for these three (issue 14's profile, docs/spark.md): the SQL route planned through
+Why not Spark SQL for these three (the profile in benchmarks/README.md): the SQL route planned through
 three Python planner daemons of the data source, turned every partial row into Arrow and then into the
 JVM's rows, and merged them in a hash-aggregate shuffle.  Here the driver plans in this process, every
 task hands back one pickled object (its keys as Arrow arrays, which pickle as plain buffers), and the

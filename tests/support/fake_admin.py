@@ -145,7 +145,7 @@ class FakeKafka:
                 started = time.perf_counter()
                 frame = None
                 with self.lock:
-                    lo, hi = self.api_versions.get(key, (0, -1))
+                    lo, hi = self.table_for(broker).get(key, (0, -1))
                     if request is not None and lo <= version <= hi:
                         self.requests.append((key, request))
                         if self.silent and key != 18:
@@ -156,7 +156,7 @@ class FakeKafka:
                         frame = kwire.encode_response(key, version, correlation_id,
                                                       getattr(self, f"_on_{key}")(broker, request))
                 if frame is None:
-                    frame = kwire.answer(key, version, correlation_id, self.api_versions, None)
+                    frame = kwire.answer(key, version, correlation_id, self.table_for(broker), None)
                     if frame is None:
                         break  # a version the release does not accept: brokers close the connection
                 with self.lock:
@@ -221,8 +221,12 @@ class FakeKafka:
 
     # -- handlers ----------------------------------------------------------------------------------
 
+    def table_for(self, node: int) -> dict[int, tuple[int, int]]:
+        """The ApiVersions table node `node` advertises (subclasses with controller listeners differ)."""
+        return self.api_versions
+
     def _on_18(self, broker: int, req: Any) -> Any:
-        return kwire.api_versions_body(self.api_versions)
+        return kwire.api_versions_body(self.table_for(broker))
 
     def _brokers(self, cls: Any, id_field: str) -> list[Any]:
         # a real broker lists them in its metadata cache's order, not always sorted (`broker_order`)

@@ -36,6 +36,7 @@ from kafka.protocol.api_key import ApiKey
 from kafkatool.log.writer import Record, encode_v2_batch
 from kafkatool.ops.offsets_log import offsets_partition_for
 from tests.support import kwire
+from tests.support.fake_group_types import GroupTypesMixin
 from tests.support.kwire import BODY
 
 NONE = 0
@@ -106,6 +107,9 @@ class FakePartition:
     # replica's own log end when it lags the leader's, and the offset from which its records differ.
     replica_end: dict[int, int] = field(default_factory=dict)
     diverged_from: dict[int, int] = field(default_factory=dict)
+    # The last stable offset (an open transaction's first offset) a read_committed ListOffsets answers;
+    # None: no open transaction (the high watermark, log_end here).
+    stable_end: int | None = None
     _cache: dict[tuple[int, int, int], bytes] = field(default_factory=dict, repr=False)
 
     def end_of(self, replica: int) -> int:
@@ -213,7 +217,7 @@ class _Broker:
         return int(self.server.server_address[1])
 
 
-class FakeKafkaCluster:
+class FakeKafkaCluster(GroupTypesMixin):
     """In-process brokers speaking Kafka's protocol; use as a context manager."""
 
     def __init__(self, brokers: int = 1, version: tuple[int, int] | str = "3.3.1", cluster_id: str = "fake-cluster") -> None:
@@ -417,10 +421,12 @@ class FakeKafkaCluster:
 
     def _on_ListGroups(self, node: int, req: Any, v: int, R: Any) -> dict[str, Any]:
         states = set(req.states_filter or []) if v >= 4 else set()
+        types = {t.lower() for t in req.types_filter or []} if v >= 5 else set()  # (a 4.x broker matches case-blind)
         groups = [
             R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
             for g in self.groups.values()
             if self.coordinator_of(g.group_id) == node and (not states or g.state in states)
+            and (not types or g.group_type in types)
         ]
         return {"throttle_time_ms": 0, "error_code": 0, "groups": groups}
 
@@ -543,8 +549,9 @@ class FakeKafkaCluster:
                                    timestamp=-1, offset=-1, leader_epoch=-1, old_style_offsets=[]))
                     continue
                 ts = rp.timestamp
-                if ts == -1:
-                    off, rts = fp.log_end, -1
+                if ts == -1:  # isolation level 1 (read_committed, v2+): the last stable offset
+                    committed = getattr(req, "isolation_level", 0) == 1 and fp.stable_end is not None
+                    off, rts = (fp.stable_end if committed else fp.log_end), -1
                 elif ts == -2:
                     off, rts = fp.log_start, -1
                 elif ts == -3:

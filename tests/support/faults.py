@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,7 @@ from kafkatool.ops.safety import (
     INTERRUPT_ENV,
     finish_interrupted_swaps,
 )
+from tests.support.ctrl_c import KAFKATOOL_CTRL_C
 
 SEGMENT_FILES = (".log", ".index", ".timeindex", ".txnindex")
 INTERRUPTED_EXIT = 130  # what every command exits with on SIGINT
@@ -75,7 +77,7 @@ def run_kafkatool(
     full_env.pop(CRASH_TRACE_ENV, None)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "kafkatool", *args],
+        [*KAFKATOOL_CTRL_C, *args],  # interrupted at steps: Ctrl-C must reach it (tests.support.cli)
         capture_output=True,
         text=True,
         env=full_env,
@@ -99,6 +101,8 @@ def run_forked(args: list[str], env: dict[str, str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
+            # Ctrl-C as in a terminal, whatever this test process inherited (a background job ignores it)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             for k in (CRASH_ENV, CRASH_TRACE_ENV, INTERRUPT_ENV):
                 os.environ.pop(k, None)
             os.environ.update(env or {})

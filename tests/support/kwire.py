@@ -31,7 +31,7 @@ _REPO = Path(__file__).resolve().parents[2]
 SHARED_BROKERS = Path(os.environ.get("KAFKATOOL_SHARED", _REPO.parent / "shared")).resolve() / "fixtures" / "brokers"
 
 #: The release matrix the Admin-API suite runs over: real brokers' answers where we have them.
-MATRIX = ("2.1.1", "2.8", "3.3.1", "3.6", "3.9", "4.0.0", "4.1")
+MATRIX = ("2.1.1", "2.8", "3.3.1", "3.6", "3.9", "4.0.0", "4.1", "4.2", "4.3", "4.4")
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
 
@@ -91,6 +91,8 @@ _INTS = {"int8": ">b", "int16": ">h", "uint16": ">H", "int32": ">i", "int64": ">
 
 def default(f: dict[str, Any], version: int) -> Any:
     t, d = f["t"], f.get("d")
+    if d is not None and not isinstance(d, str):  # newer specs write some defaults as JSON numbers/booleans
+        d = str(d).lower()
     if d == "null":
         return None
     if t in _INTS:

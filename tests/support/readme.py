@@ -74,3 +74,43 @@ def matches(expected: str, actual: str) -> bool:
         else:
             parts.append(re.escape(line) + r"\n")
     return re.fullmatch("".join(parts), actual if actual.endswith("\n") or not actual else actual + "\n") is not None
+
+
+def pages(docs: Path) -> list[Path]:
+    """The docs/ pages that hold ```console examples (each runs in a scratch dir of its own)."""
+    return [p for p in sorted(docs.glob("*.md")) if BLOCK.search(p.read_text())]
+
+
+def page_environment(text: str, zk_root: str | None, name: str, fixtures: Path) -> dict[str, str]:
+    """$ZK (a chroot of the page's own, so pages never see each other's changes) and $FIXTURES,
+    for the pages that use them."""
+    extra = {"FIXTURES": str(fixtures)}
+    if zk_root is not None:
+        extra["ZK"] = f"{zk_root}/{name}"
+    return environment(extra)
+
+
+def failures(text: str, work: Path, env: dict[str, str]) -> tuple[int, list[str]]:
+    """Run a page's examples in order in `work`; the number run and a report of each that differs."""
+    out = []
+    exs = examples(text)
+    for ex in exs:
+        got = run(ex, work, env)
+        if not matches(ex.expected, got):
+            out.append(f"$ {ex.command}\n--- the page says:\n{ex.expected}--- it printed:\n{got}")
+    return len(exs), out
+
+
+def refreshed(text: str, work: Path, env: dict[str, str]) -> str:
+    """The page with each example's expected output replaced by what it prints now (expected text
+    that still matches, with its `...` elisions, is kept as written)."""
+    actual = {}
+    for ex in examples(text):
+        out = run(ex, work, env)
+        actual[ex.command] = ex.expected if matches(ex.expected, out) else shorten(out)
+
+    def rewrite(m: re.Match[str]) -> str:
+        lines = [line + "\n" + actual[line[2:]] for line in m.group(1).splitlines() if line.startswith("$ ")]
+        return "```console\n" + "".join(lines) + "```"
+
+    return BLOCK.sub(rewrite, text)

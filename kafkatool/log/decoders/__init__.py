@@ -4,6 +4,7 @@ and 4.0's where it differs: see each module).
 * `offsets`: `__consumer_offsets` keys/values (`--offsets-decoder`)
 * `transactions`: `__transaction_state` keys/values (`--transaction-log-decoder`)
 * `metadata`: KRaft `__cluster_metadata` records (`--cluster-metadata-decoder`) and control records
+* `kraft_control`: KRaft's control records (leader change, snapshot header, voters) as data
 * `remote_log_metadata`: tiered storage's `__remote_log_metadata` (`--remote-log-metadata-decoder`, 4.0)
 * `share_group_state`: `__share_group_state` keys/values (`--share-group-state-decoder`, 4.0)
 * `coordinator`: the record frame of Kafka 4.0's coordinators and 4.0's JSON text of their records;
@@ -47,6 +48,7 @@ _HOMES = {
         ),
         "offsets",
     ),
+    "decode_control_record": "kraft_control",
     **dict.fromkeys(
         ("RemoteLogMetadata", "decode_remote_log_metadata", "format_remote_log_metadata_record"),
         "remote_log_metadata",

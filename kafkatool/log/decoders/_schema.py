@@ -21,6 +21,7 @@ from kafkatool.log.decoders._wire import DecodeError, Reader, base64_std, json_s
 
 __all__ = [
     "ALL",
+    "EMPTY_STRUCT",
     "MAX",
     "NULLABLE",
     "Field",
@@ -42,6 +43,25 @@ MAX = 0x7FFF
 Versions = tuple[int, int] | None  # inclusive range; None is Kafka's "none"
 ALL: Versions = (0, MAX)
 ZERO_UUID = bytes(16)
+
+
+class _EmptyStruct:
+    """The default of a struct field without `"default": "null"` (the generator's `new X()`)."""
+
+    def __repr__(self) -> str:
+        return "EMPTY_STRUCT"
+
+
+#: `default=EMPTY_STRUCT`: an absent field reads as the struct of its fields' defaults (so a tagged
+#: one is printed only when it differs from that, a null one included).
+EMPTY_STRUCT: Any = _EmptyStruct()
+
+
+def default_value(f: Field) -> Any:
+    """The field's value when it is not read (its default, an EMPTY_STRUCT built out)."""
+    if f.default is EMPTY_STRUCT:
+        return {sub.name: default_value(sub) for sub in f.fields}
+    return f.default
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +224,11 @@ def read_struct(
     out: dict[str, Any] = {}
     for f in fields:
         member, present = cond(version, mandatory(f), possible)
-        out[f.name] = read_value(r, f, version, present, flexible) if member else f.default
+        out[f.name] = (
+            read_value(r, f, version, present, flexible)
+            if member
+            else (f.default if f.default is not EMPTY_STRUCT else default_value(f))
+        )
     is_flexible, flex_possible = cond(version, flexible, possible)
     if is_flexible:
         for _ in range(r.uvarint()):
@@ -299,6 +323,8 @@ def is_default(f: Field, value: Any) -> bool:
     """The generator's non-default test for tagged fields (null, empty, or equal to the default)."""
     if f.default is None:
         return value is None
+    if f.default is EMPTY_STRUCT:
+        return value is not None and value == default_value(f)
     if isinstance(f.default, tuple):
         return value is not None and len(value) == 0
     if f.type == "float64":

@@ -32,6 +32,11 @@ class RecordTypes:
     keys: dict[int, Message]
     values: dict[int, Message]
     value_label: str = "version"
+    #: the version the key's JSON is written at: None for the record type (4.0's converters), 0 from
+    #: 4.1 (`CoordinatorRecordJsonConverters.writeRecordKeyAsJson`)
+    key_json_version: int | None = None
+    #: the release these specs are (for "newer than Kafka X knows"); None: the newest kafkatool knows
+    known_by: object = None
 
     @property
     def newest(self) -> int:
@@ -54,8 +59,13 @@ class _UnknownType(NewerThanKnown):
             f"Found an unknown record type {record_type}",
             _RUNTIME,
             what=f"{types.name} record type {record_type}" if record_type > types.newest else "",
+            **_known(types),
         )
         self.record_type = record_type
+
+
+def _known(types: RecordTypes) -> dict[str, Any]:
+    return {} if types.known_by is None else {"known_by": types.known_by}
 
 
 def _version(r: Reader, name: str) -> int:
@@ -93,7 +103,11 @@ def decode_coordinator_record(types: RecordTypes, key: bytes, value: bytes | Non
         raise NewerThanKnown(
             f"Found an unknown record version {version} for {record_type} type",
             _RUNTIME,
-            what=f"{types.name} {value_spec.name} version {version}" if version > value_spec.valid[1] else "",
+            # a legacy record (4.1's LegacyOffsetCommitValue, type 0) never gets newer versions
+            what=f"{types.name} {value_spec.name} version {version}"
+            if version > value_spec.valid[1] and not value_spec.name.startswith("Legacy")
+            else "",
+            **_known(types),
         )
     return CoordinatorRecord(record_type, key_data, version, _read(value_spec, r, version, "value"))
 
@@ -109,7 +123,7 @@ def format_coordinator_record(
     value: bytes | None,
     value_json: dict[int, ValueJson] | None = None,
 ) -> tuple[str, str | None]:
-    """(key_text, payload_text) as Kafka 4.0's dump-log prints a coordinator record.
+    """(key_text, payload_text) as Kafka 4.x's dump-log prints a coordinator record.
 
     A record Kafka skips comes back as `(ErrorText, None)` with `fatal=False`, with `newer` set when
     the record type or value version is newer than `types` know.
@@ -122,7 +136,8 @@ def format_coordinator_record(
     except DecodeError as err:
         text = f"Error at offset {offset}, skipping. {'null' if err.message is None else err.message}"
         return ErrorText.from_error(err, text, fatal=False), None
-    key_json = types.keys[rec.type].to_json(rec.key, rec.type)
+    key_version = rec.type if types.key_json_version is None else types.key_json_version
+    key_json = types.keys[rec.type].to_json(rec.key, key_version)
     key_text = f'{{"type":"{rec.type}","data":{key_json}}}'
     if rec.value is None or rec.value_version is None:
         return key_text, "<DELETE>"

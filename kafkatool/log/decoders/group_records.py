@@ -8,7 +8,17 @@ and KIP-932 share groups.  `offsets` decodes and prints with them.
 
 from __future__ import annotations
 
-from kafkatool.log.decoders._schema import ALL, MAX, NULLABLE, Field, Message, Versions, field, tagged
+from kafkatool.log.decoders._schema import (
+    ALL,
+    EMPTY_STRUCT,
+    MAX,
+    NULLABLE,
+    Field,
+    Message,
+    Versions,
+    field,
+    tagged,
+)
 from kafkatool.log.decoders.coordinator import RecordTypes
 
 
@@ -116,7 +126,7 @@ _GROUP_RECORDS: dict[int, tuple[Message, Message]] = {
                 "struct",
                 0,
                 nullable=ALL,
-                default=None,
+                default=EMPTY_STRUCT,  # the spec's `"default": null` is JSON null: no default
                 fields=(
                     field("sessionTimeoutMs", "int32"),
                     field(
@@ -212,4 +222,5 @@ GROUP_RECORD_TYPES = RecordTypes(
     "offsets",
     keys={t: k for t, (k, _) in sorted(_GROUP_RECORDS.items())},
     values={t: v for t, (_, v) in sorted(_GROUP_RECORDS.items())},
+    known_by="4.0",
 )

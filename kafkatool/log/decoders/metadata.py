@@ -1,15 +1,17 @@
 """KRaft `__cluster_metadata` records and the control records of KRaft logs and snapshots.
 
 `format_metadata_record` reproduces the payload text of `kafka-dump-log.sh --cluster-metadata-decoder`
-of the Kafka release chosen with `--kafka-release` (3.3 or 4.0, see `kafkatool.release`): the record
+of the Kafka release chosen with `--kafka-release` (see `kafkatool.release`): the record
 frame (unsigned varints: frame version 1, api key, version), the message read by Kafka's generated
 reader, and the generated JSON converter's output as Jackson prints it, or the tool's
-`Error at <offset>, skipping. <message>` when any of that fails.  `format_control_record` gives the
-text dump-log appends to control records.
+`Error at <offset>, skipping. <message>` when any of that fails.  `format_control_record` (from
+`control_records`) gives the text dump-log appends to control records.
 
 Each release's record layouts are declared below as data (`_schema`); the two releases differ in the
 records 3.4-4.0 added (ids 21-28, new versions of 0, 3, 5 and 17), in two records whose early layout
-was replaced (10 DelegationTokenRecord, 11 UserScramCredentialRecord) and in one 4.0 dropped (6).
+was replaced (10 DelegationTokenRecord, 11 UserScramCredentialRecord) and in one 4.0 dropped (6);
+4.1 and 4.2 have 4.0's records, 4.3 adds cordoned log dirs (versions 4 of 0 and 3 of 17) and 4.4
+UnregisterControllerRecord (29).
 A record type or version the chosen release does not know comes back as an `ErrorText` with `newer`
 set: what that release's tool prints for it, plus kafkatool's one-line reason.
 """
@@ -33,6 +35,7 @@ from kafkatool.log.decoders._schema import (
     tagged,
 )
 from kafkatool.log.decoders._wire import DecodeError, ErrorText, Reader, newer_reason
+from kafkatool.log.decoders.control_records import CONTROL_TYPES, format_control_record
 
 __all__ = [
     "CONTROL_TYPES",
@@ -382,10 +385,30 @@ _TABLE_40 = _table(
     )
     + _CHANGED_IN_40
 )
-#: Record layouts by release, oldest first.
+
+# What Kafka 4.3 changed: cordoned log dirs (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3).
+_CORDONED_43 = {
+    0: (4, tagged("cordonedLogDirs", "[]uuid", 1, (4, MAX), nullable=(4, MAX), default=None)),
+    17: (3, tagged("cordonedLogDirs", "[]uuid", 3, (3, MAX), nullable=(3, MAX), default=None)),
+}
+_TABLE_43 = {
+    k: (
+        Message(m.name, (m.valid[0], _CORDONED_43[k][0]), m.flexible, m.fields + (_CORDONED_43[k][1],), m.api_key)
+        if k in _CORDONED_43
+        else m
+    )
+    for k, m in _TABLE_40.items()
+}
+# What Kafka 4.4 added: UnregisterControllerRecord (type 29).
+_TABLE_44 = _table(
+    tuple(_TABLE_43.values()) + (message(29, "UnregisterControllerRecord", [field("controllerId", "int32")]),)
+)
+#: Record layouts by release, oldest first (4.1 and 4.2 have 4.0's).
 _TABLES: tuple[tuple[_Release, dict[int, Message]], ...] = (
     (_Release(3, 3), _TABLE_33),
     (_Release(4, 0), _TABLE_40),
+    (_Release(4, 3), _TABLE_43),
+    (_Release(4, 4), _TABLE_44),
 )
 
 #: Metadata record types by api key, as the newest release's `MetadataRecordType` names them.
@@ -400,60 +423,6 @@ def _for_release(rel: _Release | None) -> tuple[_Release, dict[int, Message]]:
         if entry[0] <= rel:
             chosen = entry
     return chosen
-
-
-# Control records (clients/src/main/resources/common/message), read at version 0.
-_SNAPSHOT_HEADER = message(
-    -1, "SnapshotHeaderRecord", [field("version", "int16"), field("lastContainedLogTimestamp", "int64")]
-)
-_SNAPSHOT_FOOTER = message(-1, "SnapshotFooterRecord", [field("version", "int16")])
-_KRAFT_VERSION = message(
-    -1, "KRaftVersionRecord", [field("version", "int16"), field("kRaftVersion", "int16")]
-)
-_VOTERS = message(
-    -1,
-    "VotersRecord",
-    [
-        field("version", "int16"),
-        field(
-            "voters",
-            "[]struct",
-            fields=(
-                field("voterId", "int32"),
-                field("voterDirectoryId", "uuid"),
-                field(
-                    "endpoints",
-                    "[]struct",
-                    fields=(field("name", "string"), field("host", "string"), field("port", "uint16")),
-                ),
-                field(
-                    "kRaftVersionFeature",
-                    "struct",
-                    fields=(field("minSupportedVersion", "int16"), field("maxSupportedVersion", "int16")),
-                ),
-            ),
-        ),
-    ],
-)
-
-#: `ControlRecordType` names by type id (4.0's; 3.3 knows 0-4 and calls the rest UNKNOWN).
-CONTROL_TYPES: dict[int, str] = {
-    0: "ABORT",
-    1: "COMMIT",
-    2: "LEADER_CHANGE",
-    3: "SNAPSHOT_HEADER",
-    4: "SNAPSHOT_FOOTER",
-    5: "KRAFT_VERSION",
-    6: "KRAFT_VOTERS",
-}
-# What DumpLogSegments prints before the JSON of the control records it decodes, and the spec.
-_CONTROL_JSON: dict[int, tuple[str, Message]] = {
-    3: ("SnapshotHeader", _SNAPSHOT_HEADER),
-    4: ("SnapshotFooter", _SNAPSHOT_FOOTER),
-    5: ("KRaftVersion", _KRAFT_VERSION),
-    6: ("KRaftVoters", _VOTERS),
-}
-_CONTROL_TYPES_33 = 4  # Kafka 3.3 knows control types 0..4
 
 
 # --------------------------------------------------------------------------------------------------
@@ -604,80 +573,3 @@ def framed_record_text(
     if message_ is None and reason is None:
         return text
     return ErrorText(text, java_class=java_class, message=message_, fatal=False, newer=reason)
-
-
-def format_control_record(
-    control_type: int, key: bytes, value: bytes | None, rel: _Release | None = None
-) -> str:
-    """The text the chosen release's dump-log appends after `headerKeys: [...]` for a control record.
-
-    Kafka reads the type from `key` (validating its size and version), so this does too and the key
-    wins over `control_type`, which callers pass as they parsed it from the same key.  When Kafka
-    would throw here (the tool then dies), the result is an `ErrorText` with `fatal=True`.
-    """
-    try:
-        return _format_control(key, value, _for_release(rel)[0])
-    except DecodeError as err:
-        return ErrorText.from_error(err)
-    except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as err:  # defensive
-        return ErrorText(
-            f"java.lang.RuntimeException: undecodable control record: {err}",
-            java_class="java.lang.RuntimeException",
-            message=f"undecodable control record: {err}",
-            fatal=True,
-        )
-
-
-_INVALID_RECORD = "org.apache.kafka.common.InvalidRecordException"
-_NPE = "java.lang.NullPointerException"
-
-
-def _control_type_id(key: bytes | None) -> int:
-    if key is None:
-        raise DecodeError("control record has a null key", _NPE)
-    if len(key) < 4:
-        raise DecodeError(
-            "Invalid value size found for end control record key. Must have at least 4 bytes, "
-            f"but found only {len(key)}",
-            _INVALID_RECORD,
-        )
-    r = Reader(key)
-    version = r.int16()
-    if version < 0:
-        raise DecodeError(
-            f"Invalid version found for control record: {version}. May indicate data corruption",
-            _INVALID_RECORD,
-        )
-    return r.int16()
-
-
-def _format_control(key: bytes, value: bytes | None, rel: _Release) -> str:
-    type_id = _control_type_id(key)
-    known = type_id in CONTROL_TYPES and (type_id <= _CONTROL_TYPES_33 or rel.at_least("4.0"))
-    name = CONTROL_TYPES[type_id] if known else "UNKNOWN"
-    if type_id in (0, 1):
-        if value is None:
-            raise DecodeError("end transaction marker has a null value", _NPE)
-        if len(value) < 6:
-            raise DecodeError(
-                "Invalid value size found for end transaction marker. Must have at least 6 bytes, "
-                f"but found only {len(value)}",
-                _INVALID_RECORD,
-            )
-        r = Reader(value)
-        marker_version = r.int16()
-        if marker_version < 0:
-            raise DecodeError(
-                f"Invalid version found for end transaction marker: {marker_version}. "
-                "May indicate data corruption",
-                _INVALID_RECORD,
-            )
-        return f" endTxnMarker: {name} coordinatorEpoch: {r.int32()}"
-    if known and type_id in _CONTROL_JSON:
-        label, spec = _CONTROL_JSON[type_id]
-        if value is None:
-            raise DecodeError(f"{spec.name} control record has a null value", _NPE)
-        data = read_struct(Reader(value), spec.fields, 0, spec.valid, spec.flexible)
-        # Kafka passes the record's own Version field as the JSON version; every field is 0+.
-        return f" {label} {json_struct(spec.fields, data, data['version'], spec.valid)}"
-    return f" controlType: {name}({type_id})"

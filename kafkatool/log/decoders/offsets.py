@@ -39,6 +39,7 @@ from kafkatool.log.decoders._schema import (
     Message,
     RawJson,
 )
+from kafkatool.log.decoders._spec_tables import coordinator_types, first_release_knowing
 from kafkatool.log.decoders._wire import (
     BufferUnderflow,
     DecodeError,
@@ -47,7 +48,7 @@ from kafkatool.log.decoders._wire import (
     Reader,
     json_str,
 )
-from kafkatool.log.decoders.coordinator import format_coordinator_record
+from kafkatool.log.decoders.coordinator import RecordTypes, format_coordinator_record
 from kafkatool.log.decoders.group_records import (
     CONSUMER_PROTOCOL_ASSIGNMENT,
     CONSUMER_PROTOCOL_SUBSCRIPTION,
@@ -55,6 +56,7 @@ from kafkatool.log.decoders.group_records import (
     GROUP_RECORD_TYPES,
     OFFSET_COMMIT_VALUE,
 )
+from kafkatool.release import Release
 
 __all__ = [
     "ConsumerAssignment",
@@ -350,7 +352,7 @@ def _topic_partitions(r: Reader, name: str) -> list[tuple[str, list[int]]]:
 
 
 def format_offsets_record(
-    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False
+    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False, rel: Release | None = None
 ) -> tuple[str | None, str | None]:
     """(key_text, payload_text) exactly as the OffsetsMessageParser of Kafka 3.3.1 (or 4.0) prints them;
     None = not printed.
@@ -362,7 +364,11 @@ def format_offsets_record(
     record of a type 3.3 does not have is such an error too.
     """
     if kafka4 and key is not None:
-        return _fast_offset_commit(key, value, kafka4=True) or _format_json(offset, key, value)
+        types = coordinator_types("group", rel) if rel is not None else None
+        fast = _fast_offset_commit(key, value, kafka4=True)
+        if fast is not None and types is not None and key[:2] == b"\x00\x00" and value and value[:2] != b"\x00\x00":
+            fast = None  # 4.1 on, type 0 is LegacyOffsetCommitValue: version 0 only
+        return fast or _format_json(offset, key, value, types)
     try:
         return _format(key, value)
     except DecodeError as err:
@@ -473,8 +479,14 @@ def _format(key: bytes | None, value: bytes | None) -> tuple[str, str]:
     if spec is not None and k.version > 2:
         what = f"{spec.name} (offsets record type {k.version})"
         raise NewerThanKnown(message, _ISE, what=what, known_by="3.3", hint="; --kafka-release 4.0 decodes it")
-    if k.version > GROUP_RECORD_TYPES.newest:
-        raise NewerThanKnown(message, _ISE, what=f"offsets record type {k.version}")
+    if k.version > 2:
+        later = first_release_knowing("group", k.version)
+        what = f"offsets record type {k.version}"
+        if later is not None:
+            spec = coordinator_types("group", later).keys[k.version]  # type: ignore[union-attr]
+            what = f"{spec.name} ({what})"
+        hint = f"; --kafka-release {later} decodes it" if later is not None else ""
+        raise NewerThanKnown(message, _ISE, what=what, known_by="3.3", hint=hint)
     raise DecodeError(message, _ISE)
 
 
@@ -561,5 +573,8 @@ def _group_metadata_json(spec: Message, data: dict[str, Any], version: int) -> s
     return spec.to_json(data, version)
 
 
-def _format_json(offset: int, key: bytes, value: bytes | None) -> tuple[str, str | None]:
-    return format_coordinator_record(GROUP_RECORD_TYPES, offset, key, value, {2: _group_metadata_json})
+def _format_json(
+    offset: int, key: bytes, value: bytes | None, types: RecordTypes | None = None
+) -> tuple[str, str | None]:
+    """Kafka 4.x's JSON of a record (4.0's hand tables, or a later release's spec tables)."""
+    return format_coordinator_record(types or GROUP_RECORD_TYPES, offset, key, value, {2: _group_metadata_json})

@@ -11,12 +11,14 @@ without a key stops the tool (dump-log says so before calling this module).
 from __future__ import annotations
 
 from kafkatool.log.decoders._schema import MAX, Message, field
+from kafkatool.log.decoders._spec_tables import coordinator_types
 from kafkatool.log.decoders.coordinator import (
     CoordinatorRecord,
     RecordTypes,
     decode_coordinator_record,
     format_coordinator_record,
 )
+from kafkatool.release import Release
 
 __all__ = ["SHARE_RECORD_TYPES", "decode_share_group_state", "format_share_group_state_record"]
 
@@ -71,6 +73,7 @@ SHARE_RECORD_TYPES = RecordTypes(
         ),
     },
     value_label="type",
+    known_by="4.0",
 )
 
 
@@ -79,7 +82,11 @@ def decode_share_group_state(key: bytes, value: bytes | None) -> CoordinatorReco
     return decode_coordinator_record(SHARE_RECORD_TYPES, key, value)
 
 
-def format_share_group_state_record(offset: int, key: bytes, value: bytes | None) -> tuple[str, str | None]:
-    """(key text, payload text or None) as Kafka 4.0's share group state decoder prints them; what
-    Kafka skips is an `ErrorText` (`newer` set for record types and versions newer than 4.0's)."""
-    return format_coordinator_record(SHARE_RECORD_TYPES, offset, key, value)
+def format_share_group_state_record(
+    offset: int, key: bytes, value: bytes | None, *, rel: Release | None = None
+) -> tuple[str, str | None]:
+    """(key text, payload text or None) as Kafka 4.0's share group state decoder prints them (or a
+    later release's, from its specs: the value's version labelled `"version"` from 4.1); what Kafka
+    skips is an `ErrorText` (`newer` set for record types and versions newer than the release's)."""
+    types = (coordinator_types("share", rel) if rel is not None else None) or SHARE_RECORD_TYPES
+    return format_coordinator_record(types, offset, key, value)

@@ -24,12 +24,22 @@ failing as 3.3's tool does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kafkatool.jvm.hashing import string_hash
 from kafkatool.jvm.scala_collections import ScalaHashTable
-from kafkatool.log.decoders._schema import MAX, Message, field, tagged
-from kafkatool.log.decoders._wire import DecodeError, ErrorText, NewerThanKnown, Reader, newer_reason
-from kafkatool.release import NEWEST
+from kafkatool.log.decoders._schema import MAX, Message, RawJson, field, tagged
+from kafkatool.log.decoders._spec_tables import coordinator_types
+from kafkatool.log.decoders._wire import (
+    DecodeError,
+    ErrorText,
+    NewerThanKnown,
+    Reader,
+    json_str,
+    newer_reason,
+)
+from kafkatool.log.decoders.coordinator import format_coordinator_record
+from kafkatool.release import Release
 
 __all__ = [
     "TRANSACTION_STATES",
@@ -123,6 +133,7 @@ def decode_transaction_key(key: bytes) -> TransactionKey:
             f"Unknown version {version} from the transaction log message",
             _ISE,
             what=f"transaction log key version {version}",
+            known_by="4.0",
         )
     if version < 0:
         raise DecodeError(f"Unknown version {version} from the transaction log message", _ISE)
@@ -142,6 +153,7 @@ def decode_transaction_value(value: bytes) -> TransactionValue:
             f"Unknown version {version} from the transaction log message value",
             _ISE,
             what=f"transaction log value version {version}",
+            known_by="4.0",
         )
     d = TRANSACTION_LOG_VALUE.read(r, version)
     stored = d["transactionPartitions"]
@@ -162,7 +174,7 @@ def decode_transaction_value(value: bytes) -> TransactionValue:
 
 
 def format_transaction_record(
-    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False
+    offset: int, key: bytes | None, value: bytes | None, *, kafka4: bool = False, rel: Release | None = None
 ) -> tuple[str | None, str | None]:
     """(key_text, payload_text) exactly as the TransactionLogMessageParser of Kafka 3.3 (or 4.0) prints.
 
@@ -170,7 +182,16 @@ def format_transaction_record(
     `fatal=True`; `offset` is unused because this parser's messages do not mention it.  A key of a
     version Kafka 4.0 does not know is its `unknown::version=<n>` line, an `ErrorText` with
     `fatal=False` (with `newer` set when the version is above the known one).
+
+    From Kafka 4.1 (`rel`) the tool prints the records as JSON, like the offsets decoder (see
+    `coordinator`), and from 4.4 with the transaction's status by name.
     """
+    types = coordinator_types("transaction", rel) if rel is not None else None
+    if types is not None:
+        if key is None:
+            raise ValueError("a keyless record is refused before the parser")  # dump-log says so first
+        names = rel is not None and rel >= TXN_STATUS_NAMES_SINCE
+        return format_coordinator_record(types, offset, key, value, {0: _status_named} if names else None)
     try:
         return _format(key, value, kafka4)
     except DecodeError as err:
@@ -193,7 +214,7 @@ def _format(key: bytes | None, value: bytes | None, kafka4: bool) -> tuple[str, 
     version = Reader(key).int16()
     if kafka4 and version != 0:
         # 4.0 prints a key it cannot read this way and no payload, and goes on
-        newer = newer_reason(f"transaction log key version {version}", NEWEST) if version > 0 else None
+        newer = newer_reason(f"transaction log key version {version}", "4.0") if version > 0 else None
         return ErrorText(f"unknown::version={version}", java_class=_ISE, message=None, fatal=False, newer=newer), None
     k = decode_transaction_key(key)
     key_text = f"transaction_metadata::transactionalId={k.transactional_id}"
@@ -210,6 +231,7 @@ def _format(key: bytes | None, value: bytes | None, kafka4: bool) -> tuple[str, 
             f"No feature:transaction.version with feature level {v.client_transaction_version}",
             "java.lang.IllegalArgumentException",
             what=f"client transaction version {v.client_transaction_version}",
+            known_by="4.0",
         )
     partitions = ""
     if v.state_id != 0:
@@ -243,3 +265,20 @@ def _partition_set_order(partitions: list[tuple[str, list[int]]]) -> list[tuple[
             h = (31 * (31 + p) + topic_hash) & 0xFFFFFFFF
             table.put((topic, p), h - 0x100000000 if h & 0x80000000 else h, check_growth=not large)
     return table.keys()  # type: ignore[return-value]
+
+
+#: Kafka 4.4's TransactionLogMessageParser prints `transactionStatus` by name.
+TXN_STATUS_NAMES_SINCE = Release(4, 4)
+#: Kafka 4.4's `TransactionState.stateName()` by status id (the admin client's names, and "Dead").
+TRANSACTION_STATE_NAMES = {
+    0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit", 5: "CompleteAbort",
+    6: "Dead", 7: "PrepareEpochFence",
+}
+
+
+def _status_named(spec: Message, data: dict[str, Any], version: int) -> str:
+    """4.4's TransactionLogMessageParser: `transactionStatus` replaced by the state's name (by the
+    number where the id is unknown), in place."""
+    status = data["transactionStatus"]
+    name = TRANSACTION_STATE_NAMES.get(status, str(status))
+    return spec.to_json({**data, "transactionStatus": RawJson(json_str(name))}, version)
