@@ -62,17 +62,21 @@ class Probe:
         return "; ".join(f"{addr} {why}" for addr, why in self.failures.items())
 
 
-def _split(address: str) -> tuple[str, int]:
-    host, _, port = address.rpartition(":")
-    if not host:  # no port: Kafka's default listener
-        return address.strip("[]"), 9092
-    return host.strip("[]"), int(port)
+def _split(address: str, default_port: int) -> tuple[str, int]:
+    """`host:port`, `[v6]:port` or a bare host (the default port), as connect.check_host_port accepts."""
+    if address.startswith("["):
+        host, _, rest = address[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") and rest[1:] else default_port
+    host, colon, port = address.partition(":")
+    return host, int(port) if colon and port else default_port
 
 
-def probe(servers: list[str], timeout: float, client_id: str = "kafkatool", tls: bool = False) -> Probe:
-    """Try every address at once for at most `timeout` seconds (see the module's docstring)."""
+def probe(servers: list[str], timeout: float, client_id: str = "kafkatool", tls: bool = False,
+          default_port: int = 9092) -> Probe:
+    """Try every address at once for at most `timeout` seconds (see the module's docstring).  With
+    `tls` (or for ZooKeeper, which speaks no Kafka protocol) an accepted connection is the answer."""
     deadline = time.monotonic() + timeout
-    attempts = [_Attempt(s, *_split(s)) for s in servers]
+    attempts = [_Attempt(s, *_split(s, default_port)) for s in servers]
     request = _api_versions_v0(client_id)
     sel = selectors.DefaultSelector()
     try:

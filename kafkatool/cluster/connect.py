@@ -82,7 +82,12 @@ def zk_client(connect: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
-    _, chroot = parse_zk_connect(connect)
+    hosts, chroot = parse_zk_connect(connect)
+    # kazoo retries a refused connection until the timeout: every host refusing twice ends it at once
+    tried = probe(hosts.split(","), timeout, tls=True, default_port=2181)
+    if tried.answered is None:
+        when = f" within {timeout:g}s" if tried.timed_out else ""
+        raise ClusterError(f"cannot reach ZooKeeper{when}: {tried.describe()}")
     client = KazooClient(hosts=connect, timeout=timeout, connection_retry={"max_tries": 2, "delay": 0.2})
     try:
         with warnings.catch_warnings():  # kazoo warns of a missing chroot and carries on: we refuse below
