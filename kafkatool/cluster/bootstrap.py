@@ -20,6 +20,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 RETRY_AFTER = 0.05  # Kafka's default reconnect.backoff.ms
 REFUSALS = 2  # an address that refused this many times is given up
@@ -47,6 +48,8 @@ class _Attempt:
     got: bytes = b""
     reason: str = "no answer"
     done: bool = False  # given up
+    infos: list[Any] = field(default_factory=list)  # the resolved addresses, tried in turn (IPv6, IPv4, …)
+    next_info: int = 0
 
 
 @dataclass
@@ -114,12 +117,13 @@ def _result(attempts: list[_Attempt], answered: str | None) -> Probe:
 
 
 def _start(a: _Attempt, sel: selectors.BaseSelector, request: bytes) -> None:
-    try:
-        infos = socket.getaddrinfo(a.host, a.port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        a.done, a.reason = True, f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})"
-        return
-    family, kind, proto, _, sockaddr = infos[0]
+    if not a.infos:
+        try:
+            a.infos = socket.getaddrinfo(a.host, a.port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            a.done, a.reason = True, f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})"
+            return
+    family, kind, proto, _, sockaddr = a.infos[a.next_info]
     sock = socket.socket(family, kind, proto)
     sock.setblocking(False)
     rc = sock.connect_ex(sockaddr)
@@ -132,6 +136,11 @@ def _start(a: _Attempt, sel: selectors.BaseSelector, request: bytes) -> None:
 
 
 def _failed_connect(a: _Attempt, rc: int) -> None:
+    if a.next_info + 1 < len(a.infos):  # another address of the name (IPv4 after IPv6): try it now
+        a.next_info += 1
+        a.retry_at = 0.0
+        return
+    a.next_info = 0
     if rc == errno.ECONNREFUSED:
         a.refusals += 1
         a.reason = "refused the connection" + (" (twice)" if a.refusals >= REFUSALS else "")
