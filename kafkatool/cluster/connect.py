@@ -8,6 +8,7 @@ imported lazily: commands that never touch a cluster do not pay for them.
 from __future__ import annotations
 
 import re
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,7 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
     within = timeout if connect_within is None else connect_within
+    started = time.monotonic()
     # Every address at once, each failure named; the client bootstraps from the one that answered.
     tried = probe(cfg["bootstrap_servers"], within, cfg["client_id"],
                   tls=cfg.get("security_protocol", "PLAINTEXT") in ("SSL", "SASL_SSL"))
@@ -178,7 +180,7 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
         raise ClusterError(f"cannot reach any broker{when}: {tried.describe()}")
     cfg["bootstrap_servers"] = [tried.answered]
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
-        cfg.setdefault("bootstrap_timeout_ms", max(1, int(within * 1000)))
+        cfg.setdefault("bootstrap_timeout_ms", max(1, int((within - (time.monotonic() - started)) * 1000)))
 
     try:
         admin = KafkaAdminClient(**cfg)
