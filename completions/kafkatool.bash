@@ -45,6 +45,7 @@ _kafkatool() {
             "offsets:end") path="offsets end" ;;
             "offsets:export") path="offsets export" ;;
             "offsets:groups") path="offsets groups" ;;
+            "offsets:list") path="offsets list" ;;
             "offsets:owners") path="offsets owners" ;;
             "offsets:reset") path="offsets reset" ;;
             "offsets:share") path="offsets share" ;;
@@ -124,6 +125,7 @@ _kafkatool() {
                 --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --broker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --add-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --add-config-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --delete-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -131,7 +133,7 @@ _kafkatool() {
                 --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --describe --alter --entity-type --entity-name --entity-default --topic --broker --broker-defaults --add-config --add-config-file --delete-config --all --dry-run --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "dump-log")
@@ -157,10 +159,10 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config|--admin.config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --election-type --all-topic-partitions --topic --partition --path-to-json-file --dry-run --imbalance-threshold --format --bootstrap-server --zookeeper --command-config --admin.config --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "features")
@@ -325,12 +327,13 @@ _kafkatool() {
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "end export groups owners reset share streams watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "end export groups list owners reset share streams watch --group -g --all-groups --bootstrap-server --zookeeper --log-dir --command-config --topic -t --members --verbose --state --broker-info --time-lag --sample --max-lag --max-time-lag --history --offsets-partitions --fetch-bytes --format --timeout --quiet -q -h --help" -- "$cur"))
             ;;
         "offsets end")
             case "$prev" in
                 --topic|-t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic-partitions) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --zookeeper) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -339,7 +342,7 @@ _kafkatool() {
                 --isolation-level) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --topic -t --partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --isolation-level --timeout -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --topic -t --partitions --topic-partitions --time --bootstrap-server --zookeeper --command-config --exclude-internal-topics --format --isolation-level --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets export")
@@ -367,6 +370,18 @@ _kafkatool() {
                 --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             COMPREPLY=($(compgen -W " --bootstrap-server --command-config --group-type --type --protocol --consumer --share --streams --format --timeout -h --help" -- "$cur"))
+            [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+            ;;
+        "offsets list")
+            case "$prev" in
+                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --command-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --state) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --type) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W " --bootstrap-server --command-config --state --type --format --timeout -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "offsets owners")
@@ -512,8 +527,8 @@ _kafkatool() {
             ;;
         "replicas")
             case "$prev" in
-                --bootstrap-server) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --bootstrap-server|--broker-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --topic|--topics-include|--topic-white-list) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --report-interval-ms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --time-limit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -525,7 +540,7 @@ _kafkatool() {
                 --leader) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --format) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W " --bootstrap-server --topic --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W " --bootstrap-server --broker-list --topic --topics-include --topic-white-list --time --report-interval-ms --time-limit --fetch-size --max-wait-ms --command-config --timeout --partition --records --leader --format -h --help" -- "$cur"))
             [[ "$cur" != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"))
             ;;
         "spark-scan")

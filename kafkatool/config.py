@@ -24,6 +24,7 @@ from pathlib import Path
 
 ENV_CLUSTER = "KAFKATOOL_CLUSTER"
 ENV_CONFIG = "KAFKATOOL_CONFIG"
+ENV_STATE_DIR = "KAFKATOOL_STATE_DIR"
 
 
 class ConfigError(Exception):
@@ -44,6 +45,15 @@ def default_config_path(env: Mapping[str, str] = os.environ) -> Path:
         return Path(env[ENV_CONFIG])
     base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "kafkatool" / "config.toml"
+
+
+def default_state_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where files kafkatool keeps for the operator (reassignment plans and rollbacks) go unless a path is
+    given: $KAFKATOOL_STATE_DIR, else $XDG_STATE_HOME/kafkatool, else ~/.local/state/kafkatool."""
+    if env.get(ENV_STATE_DIR):
+        return Path(env[ENV_STATE_DIR])
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "kafkatool"
 
 
 def load_profiles(path: Path) -> tuple[dict[str, ClusterProfile], str | None]:

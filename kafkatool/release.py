@@ -37,7 +37,7 @@ class Release:
 #: of them is served by the newest known one not newer than it (3.5 prints as 3.3), with a note; a
 #: release outside the range is refused.  Patch releases never change tool text (4.3.7 is 4.3).
 KNOWN_RELEASES: tuple[Release, ...] = (
-    Release(3, 3), Release(4, 0), Release(4, 1), Release(4, 2), Release(4, 3), Release(4, 4),
+    Release(2, 1), Release(3, 3), Release(4, 0), Release(4, 1), Release(4, 2), Release(4, 3), Release(4, 4),
 )
 NEWEST: Release = KNOWN_RELEASES[-1]
 

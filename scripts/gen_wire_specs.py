@@ -26,7 +26,7 @@ SOURCES = (("confluentinc+kafka", "4.4", "4.4"), ("confluentinc+kafka", "v8.1.0"
 APIS = {
     "ApiVersions": 18, "Metadata": 3, "DescribeCluster": 60, "ListPartitionReassignments": 46,
     "AlterPartitionReassignments": 45, "ElectLeaders": 43, "DescribeLogDirs": 35, "AlterReplicaLogDirs": 34,
-    "DescribeConfigs": 32, "IncrementalAlterConfigs": 44, "FindCoordinator": 10, "ListGroups": 16,
+    "DescribeConfigs": 32, "IncrementalAlterConfigs": 44, "AlterConfigs": 33, "FindCoordinator": 10, "ListGroups": 16,
     "DescribeGroups": 15, "OffsetFetch": 9, "ListOffsets": 2, "Fetch": 1, "OffsetCommit": 8,
     "ConsumerGroupDescribe": 69, "DeleteGroups": 42,
     # topics/configs (tests/support/fake_topics.py)

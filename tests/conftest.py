@@ -115,6 +115,27 @@ def _click_tree_built_once():  # type: ignore[no-untyped-def]
     mp.undo()
 
 
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Files commands keep for the operator (reassign plans, rollbacks) go to a per-test directory,
+    never the user's ~/.local/state (kafkatool.config.default_state_dir)."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(state))
+    return state
+
+
+@pytest.fixture
+def frozen_port():  # type: ignore[no-untyped-def]
+    """A 127.0.0.1 port whose kernel accepts connections that nobody ever reads (a SIGSTOPped broker), held
+    for the whole test."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield s.getsockname()[1]
+
+
 @pytest.fixture
 def garbage_port():  # type: ignore[no-untyped-def]
     """A 127.0.0.1 port whose listener reads one request and answers with bytes that are no Kafka

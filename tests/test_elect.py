@@ -76,6 +76,11 @@ def test_preferred_election_of_all_partitions(kafka: FakeKafka, tmp_path: Path, 
     assert r.out == f"Successfully completed leader election (PREFERRED) for partitions {tp_order('orders-0', 'orders-2')}\n"
     assert kafka.sent(ElectLeadersRequest)[-1].topic_partitions is None  # null, as Kafka's tool sends
     assert kafka.partition("orders", 0).leader == 1 and kafka.partition("orders", 2).leader == 3
+    # kafka-leader-election.sh names the client properties --admin.config
+    (tmp_path / "admin.properties").write_text("client.id=election-tool\n")
+    r = elect(kafka, tmp_path, "--election-type", "preferred", "--all-topic-partitions", "--admin.config",
+              "admin.properties")
+    assert (r.code, r.out, r.err) == (0, "", "")  # nothing left to elect: Kafka prints nothing either
 
 
 def test_named_partitions_not_needed_and_failures(kafka: FakeKafka, tmp_path: Path, release: str) -> None:

@@ -461,3 +461,15 @@ def test_sums_as_text(cluster: FakeKafka) -> None:
     lines = [line.split() for line in got.stdout.splitlines()]
     assert lines[0] == ["BROKER", "PARTITIONS", "SIZE", "FUTURE"]
     assert {tuple(r[:2]) for r in lines[1:]} == {("1", "3"), ("2", "3"), ("1003", "2")}
+
+
+@pytest.mark.parametrize("release", ["2.1.1", "3.3.1"])
+def test_brokers_are_in_the_admin_clients_hashmap_order(release: str) -> None:
+    """Brokers that list themselves 0,2,1 (as a real 2.1.1 cluster's did): Kafka's tool printed `from
+    brokers 0,1,2` there — describeCluster().nodes() are a HashMap<Integer, Node>'s values."""
+    with FakeKafka({0: None, 1: None, 2: None}, release=release) as k:
+        k.broker_order = [0, 2, 1]
+        k.add_topic("orders", {0: [0, 1]}, size=1)
+        got = _run("log-dirs", "--describe", "--bootstrap-server", k.bootstrap, "--timeout", "10")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[1] == "Received log directory information from brokers 0,1,2"

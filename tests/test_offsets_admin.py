@@ -188,13 +188,26 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
     rc, out, err = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
                        "--all-topics", "--to-earliest")
     assert rc == 0 and "dry run" in err
+    # Kafka 3.3: the committed offsets' Java HashMap order (payments-0 in bucket 4, orders-0 in 9), kept by
+    # the 2-entry Scala Map the plan is built into
     assert out == ("\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n"
-                   "idle                           orders                         0          0              \n"
-                   "idle                           payments                       0          0              \n")
+                   "idle                           payments                       0          0              \n"
+                   "idle                           orders                         0          0              \n")
     assert cluster.groups["idle"].offsets[("orders", 0)] == (10, "")
     rc, _, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--all-topics", "--to-latest", "--execute")
     assert rc == 1 and "is inactive, but the current state is Stable" in err
     assert cluster.groups["app"].offsets[("orders", 0)] == (50, "")
+    # a dry run on an active group: the refusal alone, no plan and no "dry run" note before it
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--all-topics", "--to-latest")
+    assert (rc, out, err) == (1, "", "kafkatool: Assignments can only be reset if the group 'app' is inactive, "
+                                     "but the current state is Stable.\n")
+    # with an inactive group too: the refusal first, then that group's plan and the note
+    rc, out, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "app", "--group", "idle",
+                       "--all-topics", "--to-latest")
+    assert rc == 1 and "idle" in out and "app " not in out
+    assert err.splitlines() == ["kafkatool: Assignments can only be reset if the group 'app' is inactive, "
+                                "but the current state is Stable.",
+                                "kafkatool: dry run: no offsets changed (add --execute to apply)"]
 
     for fmt in ("csv", "json", "zk"):
         saved = dict(cluster.groups["idle"].offsets)
@@ -207,7 +220,8 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
         rc, _, err = cli("offsets", "reset", "--bootstrap-server", b, "--group", "idle", "--from-file", str(f), "--execute")
         assert rc == 0, err
         assert cluster.groups["idle"].offsets == saved, fmt
-    assert (tmp_path / "idle.csv").read_text() == "orders,0,10\npayments,0,40\n\n"
+    # Kafka's --export order on every release: the committed offsets' HashMap (payments-0 before orders-0)
+    assert (tmp_path / "idle.csv").read_text() == "payments,0,40\norders,0,10\n\n"
 
     rc, out, _ = cli("--kafka-release", "3.3", "offsets", "reset", "--bootstrap-server", b, "--group", "idle",
                      "--topic", "payments", "--to-datetime", "2023-11-14T22:13:40.000Z", "--export")
@@ -218,7 +232,7 @@ def test_reset_dry_run_execute_refusal_and_round_trip(cluster: FakeKafkaCluster,
 def test_export_and_end_offsets(cluster: FakeKafkaCluster) -> None:
     b = cluster.bootstrap
     rc, out, _ = cli("offsets", "export", "--bootstrap-server", b, "--all-groups")
-    assert out.splitlines()[:2] == ["app,orders,0,50", "app,orders,1,51"]
+    assert {"app,orders,0,50", "app,orders,1,51", "idle,orders,0,10"} <= set(out.splitlines())
     rc, out, _ = cli("offsets", "export", "--bootstrap-server", b, "--group", "app", "--format", "json")
     doc = json.loads(out)
     assert {(o["topic"], o["partition"]): o["log_end_offset"] for o in doc["offsets"]}[("payments", 1)] == 45
@@ -491,6 +505,25 @@ def test_without_kafka_release_the_brokers_release_decides_the_text(release: str
         rc, out, err = cli("offsets", "--bootstrap-server", c.bootstrap, "--group", "app", "--members", "--verbose")
     assert rc == 0, err
     assert out.splitlines()[1].split() == header.split()  # the columns (widths follow the content)
+
+
+def test_reset_and_export_rows_in_kafka_33s_scala_map_order(tmp_path: Path) -> None:
+    """Kafka 3.3 builds each group's plan with `toMap`: up to 4 partitions keep the order the tool lists
+    them, from 5 a CHAMP HashMap (the model is checked against scala-library in test_scala_collections)."""
+    from kafkatool.jvm.hashing import topic_partition_hash
+    from kafkatool.jvm.scala_collections import immutable_set_order
+
+    with FakeKafkaCluster(brokers=3, version="3.3.1") as c:
+        c.add_topic("orders", 6, log_end=100)
+        c.add_group("g", state="Empty", offsets={("orders", p): (p, "") for p in range(6)})
+        want = [p for _, p in immutable_set_order([("orders", p) for p in range(6)], lambda tp: topic_partition_hash(*tp))]
+        assert want == [0, 3, 1, 5, 2, 4]  # what kafka-consumer-groups.sh 3.3.1 printed on a real cluster
+        rc, out, err = cli("offsets", "reset", "--bootstrap-server", c.bootstrap, "--group", "g", "--topic", "orders",
+                           "--to-earliest")
+        assert rc == 0, err
+        assert [int(line.split()[2]) for line in out.splitlines()[2:]] == want
+        rc, out, err = cli("offsets", "export", "--bootstrap-server", c.bootstrap, "--group", "g")
+        assert rc == 0 and [int(line.split(",")[1]) for line in out.splitlines() if line] == want
 
 
 @pytest.mark.parametrize("cluster", MATRIX[-1:], indirect=True)

@@ -227,7 +227,7 @@ def test_unreachable_bootstrap_is_one_line_and_exit_3(tmp_path: Path, refused_po
     start = time.monotonic()
     r = run_kafkatool("reassign", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "1", "--list", cwd=tmp_path)
     assert r.code == 3 and r.out == "" and r.err.count("\n") == 1
-    assert r.err.startswith(f"kafkatool: reassign: cannot reach any broker at 127.0.0.1:{port} within 1s")
+    assert r.err == f"kafkatool: reassign: cannot reach any broker: 127.0.0.1:{port} refused the connection (twice)\n"
     assert time.monotonic() - start < 30
 
 
@@ -283,7 +283,7 @@ def test_generate_draws_topics_in_the_release_s_order(three_topics: FakeKafka, t
     assert proposed == _kafka_plan(order, {"orders": (3, 2), "single": (1, 2), "big": (6, 3)}, 7)
 
 
-def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Path) -> None:
+def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Path, _state_dir: Path) -> None:
     (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
     for rel in ("3.3", "4.0"):
         r = run_kafkatool("--kafka-release", rel, "reassign", "--bootstrap-server", three_topics.bootstrap,
@@ -291,7 +291,9 @@ def test_generate_notes_never_reach_stdout(three_topics: FakeKafka, tmp_path: Pa
                           "1,2,3,9", cwd=tmp_path)
         assert r.code == 0, r.err
         assert r.out.startswith("Current partition replica assignment\n") and r.out.count("\n") == 5
-        assert "Saved the plan to reassign-plan-" in r.err and "Random assignment drawn with --seed" in r.err
+        # the plan goes to the state dir, never the current directory, and the note says where
+        assert f"Saved the plan to {_state_dir}/reassign-plan-" in r.err and "Random assignment drawn with --seed" in r.err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
         assert "broker 9 of --broker-list not in the cluster" in r.err
 
 
@@ -500,6 +502,52 @@ def test_cancel_whose_request_is_lost_says_what_to_run(kafka: FakeKafka, tmp_pat
                                           "or --verify once they complete)\n")
     kafka.fail_alter.clear()
     assert reassign(kafka, tmp_path, "--cancel", "--reassignment-json-file", f).code == 0 and kafka.configs == {}
+
+
+def test_execute_that_loses_the_broker_before_any_change_says_nothing_was_done(
+        kafka: FakeKafka, tmp_path: Path, release: str) -> None:
+    needs_2_4(release)
+    f = write(tmp_path, "r.json", [("orders", 0, [3, 1])])
+    kafka.fail_request[32] = 9  # DescribeConfigs: the broker dies mid-request (each retry too)
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    last = r.err.splitlines()[-1]  # after the note that the file is not a kafkatool plan
+    assert r.code == 3 and last.startswith("kafkatool: reassign: describe configs: "), r.err
+    assert r.err.endswith("; nothing was changed: no throttle was set and no reassignment was started\n")
+    assert "Error: KafkaConnectionError" not in r.err and r.err.count("KafkaConnectionError") <= 1
+    assert kafka.ongoing() == {} and kafka.configs == {}
+    # lost at the start itself: said too, with the throttles put back
+    kafka.fail_request[32] = 0
+    kafka.fail_request[45] = 1  # AlterPartitionReassignments
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", f, "--throttle", "5", "--no-plan-file")
+    assert r.code == 3 and r.err.endswith(
+        "; no reassignment was started and the throttle configs were put back\n"), r.err
+    assert kafka.ongoing() == {} and {k: v for k, v in kafka.configs.items() if v} == {}
+
+
+def test_files_kept_for_the_operator_go_to_the_state_dir_and_are_named(
+        three_topics: FakeKafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.json").write_text('{"topics":[{"topic":"orders"}],"version":1}')
+    (tmp_path / "r.json").write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    state = tmp_path / "state" / "kafkatool"
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(state))
+    work = tmp_path / "work"
+    work.mkdir()
+    base = ("reassign", "--bootstrap-server", three_topics.bootstrap, "--timeout", "5")
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3", cwd=work)
+    assert r.code == 0 and list(work.iterdir()) == []
+    plans = sorted(state.glob("reassign-plan-*.json"))
+    assert len(plans) == 1 and f"Saved the plan to {plans[0]} (use it as --reassignment-json-file)" in r.err
+    r = run_kafkatool(*base, "--execute", "--reassignment-json-file", "../r.json", cwd=work)
+    assert r.code == 0 and list(work.iterdir()) == []
+    rollbacks = sorted(state.glob("reassign-rollback-*.json"))
+    assert len(rollbacks) == 1 and f"Saved the rollback plan to {rollbacks[0]}" in r.err
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3",
+                      "--plan-file", "mine.json", cwd=work)
+    assert r.code == 0 and [p.name for p in work.iterdir()] == ["mine.json"] and "Saved the plan to mine.json" in r.err
+    (tmp_path / "blocked").write_text("a file, not a directory")
+    monkeypatch.setenv("KAFKATOOL_STATE_DIR", str(tmp_path / "blocked" / "state"))
+    r = run_kafkatool(*base, "--generate", "--topics-to-move-json-file", "../t.json", "--broker-list", "1,2,3", cwd=work)
+    assert r.code == 3 and r.err.count("\n") == 1 and "cannot create the state directory" in r.err, r.err
 
 
 def test_current_assignment_names_the_replicas_log_dirs_from_4_2(tmp_path: Path) -> None:

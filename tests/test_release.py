@@ -11,20 +11,20 @@ from kafkatool.release import KNOWN_RELEASES, NEWEST, Release, resolve
 from tests.support.cli import run_console
 
 
-def test_known_releases_are_the_3_3_line_and_every_4_x_up_to_4_4() -> None:
-    assert list(map(str, KNOWN_RELEASES)) == ["3.3", "4.0", "4.1", "4.2", "4.3", "4.4"]
+def test_known_releases_are_2_1_the_3_3_line_and_every_4_x_up_to_4_4() -> None:
+    assert list(map(str, KNOWN_RELEASES)) == ["2.1", "3.3", "4.0", "4.1", "4.2", "4.3", "4.4"]
     assert NEWEST == Release(4, 4) == max(KNOWN_RELEASES)
     assert list(KNOWN_RELEASES) == sorted(KNOWN_RELEASES)
 
 
 @pytest.mark.parametrize(
-    "text, served", [("4.3", "4.3"), ("4.3.7", "4.3"), ("4.0.0", "4.0"), ("3.3.1", "3.3")]
+    "text, served", [("4.3", "4.3"), ("4.3.7", "4.3"), ("4.0.0", "4.0"), ("3.3.1", "3.3"), ("2.1.1", "2.1")]
 )
 def test_a_known_line_or_a_patch_of_it_is_served_silently(text: str, served: str) -> None:
     assert resolve(text) == (release.parse_release(served), None)
 
 
-@pytest.mark.parametrize("text, served", [("3.5", "3.3"), ("3.9.1", "3.3")])
+@pytest.mark.parametrize("text, served", [("3.5", "3.3"), ("3.9.1", "3.3"), ("2.4", "2.1")])
 def test_an_unmodelled_line_between_known_ones_is_served_by_the_one_before_with_a_note(
     text: str, served: str
 ) -> None:
@@ -35,7 +35,7 @@ def test_an_unmodelled_line_between_known_ones_is_served_by_the_one_before_with_
 
 @pytest.mark.parametrize("text", ["9.9", "4.5", "1.0", "5.0.1"])
 def test_a_release_outside_the_known_range_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="3.3, 4.0, 4.1, 4.2, 4.3, 4.4"):
+    with pytest.raises(ValueError, match="2.1, 3.3, 4.0, 4.1, 4.2, 4.3, 4.4"):
         resolve(text)
 
 
@@ -56,7 +56,7 @@ def test_cli_refuses_an_unknown_release_with_one_line_and_exit_2(text: str, tmp_
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == (
         f"kafkatool: --kafka-release: Kafka {text} is not a release kafkatool knows "
-        "(it knows 3.3, 4.0, 4.1, 4.2, 4.3, 4.4)\n"
+        "(it knows 2.1, 3.3, 4.0, 4.1, 4.2, 4.3, 4.4)\n"
     )
 
 

@@ -69,6 +69,13 @@ public class ScalaProbe {
           for (Object x : xs) m = m.updated(x, 1);
           out.println(join(m.keysIterator())); break;
         }
+        case "itomap": {  // Seq((k, v), ...).toMap, as Kafka 3.3's reset plans are built
+          List<scala.Tuple2> pairs = new ArrayList<>();
+          for (Object x : xs) pairs.add(new scala.Tuple2(x, 1));
+          scala.collection.IterableOnce it = (scala.collection.IterableOnce) scala.jdk.javaapi.CollectionConverters.asScala(pairs);
+          scala.collection.immutable.Map m = (scala.collection.immutable.Map) scala.collection.immutable.Map$.MODULE$.from(it);
+          out.println(join(m.keysIterator())); break;
+        }
         case "mset": {
           scala.collection.mutable.HashSet s = new scala.collection.mutable.HashSet();
           for (Object x : xs) s.add(x);
@@ -227,3 +234,22 @@ def test_scala_2_12_hash_trie_order_matches_recorded_repl_output() -> None:
     assert sc.int_set_order(range(1, 11), scala="2.12") == [5, 10, 1, 6, 9, 2, 7, 3, 8, 4]
     assert sc.string_set_order(list("abcde"), scala="2.12") == ["e", "a", "b", "c", "d"]
     assert sc.int_set_order([3, 1, 2], scala="2.12") == [3, 1, 2]  # Set3: insertion order
+
+
+def test_to_map_of_topic_partitions_keeps_up_to_4_then_hashes(scala) -> None:  # type: ignore[no-untyped-def]
+    """`Seq(...).toMap` (Kafka 3.3's reset plans): Map1..Map4 keep insertion order, then a CHAMP HashMap —
+    the model `reset_rows` uses (immutable_set_order over TopicPartition.hashCode)."""
+    from kafkatool.jvm.hashing import topic_partition_hash
+
+    rng = random.Random(23)
+    cases = []
+    for n in list(range(1, 9)) + [12, 20]:
+        topics = _topics(rng, 2)
+        parts = [TopicPartition(rng.choice(topics), rng.randrange(12)) for _ in range(n)]
+        parts = list(dict.fromkeys(parts))
+        rng.shuffle(parts)
+        cases.append(parts)
+    got = scala(["itomap\tT\t" + " ".join(f"{tp.topic}/{tp.partition}" for tp in c) for c in cases])
+    for parts, line in zip(cases, got, strict=True):
+        want = sc.immutable_set_order(parts, lambda tp: topic_partition_hash(tp.topic, tp.partition))
+        assert line == " ".join(f"{tp.topic}/{tp.partition}" for tp in want), parts

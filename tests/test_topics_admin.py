@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import pytest
-from kafka.protocol.admin import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    IncrementalAlterConfigsRequest,
+)
 
 import kafkatool.cli.configs  # noqa: F401  (registers the commands on the app)
 import kafkatool.cli.topics  # noqa: F401
@@ -135,7 +142,7 @@ def test_create_alter_delete_send_what_kafkas_tool_sends(k33: FakeTopicsKafka) -
     assert [t.name for t in k33.sent(DeleteTopicsRequest)[-1].topics] == ["events"] and "events" not in k33.topics
 
 
-def test_a_21_broker_describes_but_cannot_alter_configs_incrementally() -> None:
+def test_a_21_broker_describes_and_alters_configs_with_alter_configs() -> None:
     k = start("2.1.1")
     try:
         r = topics(k, "--describe", "--topic", "audit")
@@ -143,10 +150,25 @@ def test_a_21_broker_describes_but_cannot_alter_configs_incrementally() -> None:
         # Metadata v7 has no topic ids; no ListPartitionReassignments: no reassignments, as in Kafka's tool
         assert r.out == ("Topic: audit\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n"
                          "\tTopic: audit\tPartition: 0\tLeader: 4\tReplicas: 4,1\tIsr: 4,1\n")
+        # No IncrementalAlterConfigs before 2.3: AlterConfigs with the whole new set, as Kafka 3.3's tool does
+        k.set_config("brokers", "2", {"leader.replication.throttled.rate": "100", "follower.replication.throttled.rate": "7"})
+        r = configs(k, "--alter", "--broker", "2", "--add-config", "log.cleaner.threads=2",
+                    "--delete-config", "follower.replication.throttled.rate")
+        assert (r.code, r.out) == (0, "Completed updating config for broker 2.\n"), r.err
+        assert r.err == ("kafkatool: note: the brokers are Kafka 2.1 (or another release before 2.3), without "
+                         "IncrementalAlterConfigs: rewrote every dynamic config of broker 2 with AlterConfigs "
+                         "(read-modify-write, as Kafka 3.3's kafka-configs.sh does for brokers; a change made meanwhile "
+                         "by another client is overwritten)\n")
+        assert k.config("brokers", "2") == {"leader.replication.throttled.rate": "100", "log.cleaner.threads": "2"}
+        assert k.sent(AlterConfigsRequest) and not k.sent(IncrementalAlterConfigsRequest)
         r = configs(k, "--alter", "--topic", "orders", "--add-config", "retention.ms=1")
-        assert r.code == 2
-        assert r.err == ("kafkatool: configs: alter configs needs IncrementalAlterConfigs (Kafka >= 2.3); the brokers at "
-                         f"{k.bootstrap} are Kafka 2.1 (or another release before 2.3)\n")
+        assert (r.code, r.out) == (0, "Completed updating config for topic orders.\n"), r.err
+        assert k.config("topics", "orders") == {"retention.ms": "1", "min.insync.replicas": "2"}
+        r = configs(k, "--alter", "--topic", "orders", "--delete-config", "segment.ms")
+        assert (r.code, r.err) == (2, "kafkatool: configs: Invalid config(s): segment.ms\n")
+        r = configs(k, "--alter", "--broker-defaults", "--add-config", "follower.replication.throttled.rate=5")
+        assert (r.code, r.out) == (0, "Completed updating default config for brokers in the cluster.\n"), r.err
+        assert k.config("brokers", "") == {"follower.replication.throttled.rate": "5"}
     finally:
         k.stop()
 
@@ -212,7 +234,7 @@ def test_every_release_describes_creates_and_alters(release: str) -> None:
         assert ("\tTopicId: " in lines[0]) == has_ids
         assert lines[1].endswith("Elr: \tLastKnownElr: ") == release.startswith("4.")
         r = configs(k, "--alter", "--topic", "m", "--add-config", "retention.ms=1")
-        assert r.code == (2 if release == "2.1.1" else 0), r.err
+        assert (r.code, "AlterConfigs" in r.err) == (0, release == "2.1.1"), r.err
         assert topics(k, "--delete", "--topic", "m").code == 0 and "m" not in k.topics
     finally:
         k.stop()
@@ -488,6 +510,49 @@ def test_growing_during_a_reassignment(release: str) -> None:
         else:
             said = "." if release == "2.1.1" else " for the topic 'orders'."
             assert (r.code, r.err) == (2, f"kafkatool: topics: A partition reassignment is in progress{said}\n")
+    finally:
+        k.stop()
+
+
+@pytest.mark.parametrize("release", ["3.3.1", "3.6", "4.0.0"])
+def test_configs_describe_is_sorted_by_name_from_kafka_3_5(release: str) -> None:
+    """ConfigCommand's getResourceConfig ends in `sortBy(entry => entry.name())` from 3.5 (3.3 keeps the
+    Config's HashMap order): topics and brokers, with and without --all."""
+    from kafkatool.cluster.topics_text import config_entries_order
+
+    k = start(release)
+    try:
+        k.set_config("topics", "audit", {"segment.bytes": "1", "retention.ms": "2", "cleanup.policy": "compact",
+                                         "min.insync.replicas": "1"})
+        k.set_config("brokers", "2", {"leader.replication.throttled.rate": "1", "follower.replication.throttled.rate": "2",
+                                      "log.cleaner.threads": "3"})
+        for args in (("--topic", "audit"), ("--topic", "audit", "--all"), ("--broker", "2")):
+            r = configs(k, "--describe", *args)
+            assert r.code == 0, r.err
+            names = [line.split("=", 1)[0].strip() for line in r.out.splitlines()[1:]]
+            want = sorted(names) if release != "3.3.1" else config_entries_order(names)
+            assert names == want and len(names) >= 3, (args, names)
+        assert config_entries_order(["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"]) != sorted(
+            ["segment.bytes", "retention.ms", "cleanup.policy", "min.insync.replicas"])  # the test tells them apart
+    finally:
+        k.stop()
+
+
+@pytest.mark.parametrize("release", ["2.1.1", "3.3.1"])
+def test_configs_add_config_file_as_kafkas(release: str, tmp_path: Path) -> None:
+    """`--add-config-file FILE` (Java properties), alone: Kafka refuses it together with --add-config."""
+    k = start(release)
+    try:
+        f = tmp_path / "c.properties"
+        f.write_text("# overrides\nretention.ms=9\nsegment.ms = 100\n")
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(f))
+        assert (r.code, r.out) == (0, "Completed updating config for topic audit.\n"), r.err
+        assert k.config("topics", "audit") == {"retention.ms": "9", "segment.ms": "100"}
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(f), "--add-config", "a=b")
+        assert (r.code, r.err) == (2, "kafkatool: configs: Only one of --add-config or --add-config-file must be "
+                                      "specified\n")
+        r = configs(k, "--alter", "--topic", "audit", "--add-config-file", str(tmp_path / "none"))
+        assert r.code == 2 and "no such file" in r.err
     finally:
         k.stop()
 

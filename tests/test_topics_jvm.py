@@ -19,7 +19,7 @@ from kafkatool.cluster.topics_text import (
     config_entries_order,
     create_partitions_result_order,
 )
-from kafkatool.jvm.hashtable import properties_order
+from kafkatool.jvm.hashtable import hashtable_order, properties_order
 from kafkatool.release import Release
 
 PROBE = """
@@ -31,7 +31,10 @@ public class Probe {
       String[] parts = in.nextLine().split(" ", 2);
       List<String> keys = parts.length > 1 && !parts[1].isEmpty() ? Arrays.asList(parts[1].split(",")) : new ArrayList<>();
       Collection<String> out;
-      if (parts[0].equals("hashtable")) {
+      if (parts[0].equals("properties")) {
+        Properties p = new Properties(); for (String k : keys) p.setProperty(k, "v");
+        List<String> l = new ArrayList<>(); for (Map.Entry<Object, Object> e : p.entrySet()) l.add((String) e.getKey()); out = l;
+      } else if (parts[0].equals("hashtable")) {
         Hashtable<String, String> t = new Hashtable<>(); for (String k : keys) t.put(k, "v");
         List<String> l = new ArrayList<>(); for (Map.Entry<String, String> e : t.entrySet()) l.add(e.getKey()); out = l;
       } else if (parts[0].equals("config")) {
@@ -80,11 +83,22 @@ def jdk(tmp_path_factory):  # type: ignore[no-untyped-def]
     return ask
 
 
-def test_properties_order_is_java_hashtables(jdk) -> None:  # type: ignore[no-untyped-def]
+def test_hashtable_order_is_java_hashtables(jdk) -> None:  # type: ignore[no-untyped-def]
     keys = CASES + CONFIGS + [[f"k{i}" for i in range(60)]]
     answers = jdk([f"hashtable {','.join(k)}" for k in keys])
     for k, line in zip(keys, answers, strict=True):
+        assert ",".join(hashtable_order(k)) == line
+
+
+def test_properties_order_is_the_jdks_properties(jdk) -> None:  # type: ignore[no-untyped-def]
+    """Java 9+: a Properties iterates its ConcurrentHashMap (what Kafka 2.1's ZooKeeper tools print today)."""
+    keys = CASES + CONFIGS + [[f"k{i}" for i in range(60)], ["segment.bytes", "cleanup.policy", "compression.type"]]
+    answers = jdk([f"properties {','.join(k)}" for k in keys])
+    for k, line in zip(keys, answers, strict=True):
         assert ",".join(properties_order(k)) == line
+    # what kafka-topics.sh 2.1.1 printed for a topic created with these three overrides, on a real cluster
+    assert properties_order(["segment.bytes", "cleanup.policy", "compression.type"]) == [
+        "compression.type", "cleanup.policy", "segment.bytes"]
 
 
 @pytest.mark.parametrize("release", ["3.3", "4.0"])

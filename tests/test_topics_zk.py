@@ -60,7 +60,7 @@ def test_list_and_describe_print_kafka_21s_text(kafka: ZkKafka) -> None:
     assert r.out == (
         "Topic:audit\tPartitionCount:1\tReplicationFactor:2\tConfigs:\n"
         "\tTopic: audit\tPartition: 0\tLeader: 2\tReplicas: 2,1\tIsr: 2,1\n"
-        "Topic:orders\tPartitionCount:3\tReplicationFactor:2\tConfigs:retention.ms=1000,cleanup.policy=compact\n"
+        "Topic:orders\tPartitionCount:3\tReplicationFactor:2\tConfigs:cleanup.policy=compact,retention.ms=1000\n"
         "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
         "\tTopic: orders\tPartition: 1\tLeader: -1\tReplicas: 2,3\tIsr: 2\n"
         "\tTopic: orders\tPartition: 2\tLeader: none\tReplicas: 3,1\tIsr: \n"
@@ -79,7 +79,7 @@ def test_health_filters_exit_1_and_print_only_matching_partitions(kafka: ZkKafka
     assert (r.code, r.out) == (1, "\tTopic: orders\tPartition: 2\tLeader: 3\tReplicas: 3,1\tIsr: 3,1\n")
     r = topics(kafka, "--describe", "--topics-with-overrides")
     assert (r.code, r.out) == (1, "Topic:orders\tPartitionCount:3\tReplicationFactor:2\t"
-                                  "Configs:retention.ms=1000,cleanup.policy=compact\n")
+                                  "Configs:cleanup.policy=compact,retention.ms=1000\n")
     r = topics(kafka, "--describe", "--topic", "audit", "--under-replicated-partitions")
     assert (r.code, r.out) == (0, "")
     r = topics(kafka, "--describe", "--unavailable-partitions", "--format", "json")
@@ -177,7 +177,7 @@ def test_configs_describe_and_alter_like_kafka_21(kafka: ZkKafka) -> None:
                                       "follower.replication.throttled.rate": "100"})
     kafka.set_config("topics", "audit", {"leader.replication.throttled.replicas": "0:2,0:1"})
     r = configs(kafka, "--describe", "--entity-type", "topics", "--entity-name", "orders")
-    assert (r.code, r.out) == (0, "Configs for topic 'orders' are retention.ms=1000,cleanup.policy=compact\n")
+    assert (r.code, r.out) == (0, "Configs for topic 'orders' are cleanup.policy=compact,retention.ms=1000\n")
     r = configs(kafka, "--describe", "--entity-type", "brokers")
     assert r.out == ("Configs for brokers '1' are "
                      "leader.replication.throttled.rate=100,follower.replication.throttled.rate=100\n")
@@ -301,3 +301,13 @@ def test_a_throttle_reassign_left_behind_is_seen_and_removed(kafka: ZkKafka, tmp
                 "leader.replication.throttled.replicas,follower.replication.throttled.replicas")
     assert r.code == 0, r.err
     assert all(kafka.config("brokers", b) == {} for b in throttled) and kafka.config("topics", "audit") == {}
+
+
+def test_configs_describe_lists_entities_in_zookeepers_order(kafka: ZkKafka) -> None:
+    """Kafka 2.1's ConfigCommand prints `getChildren(/config/topics)` as the server returns it (not sorted)."""
+    for t in ("zeta", "m", "alpha", "k9", "b"):
+        kafka.set_config("topics", t, {"retention.ms": "1"})
+    served = kafka.zk.get_children("/config/topics")  # the oracle: the real ZooKeeper server's answer
+    r = configs(kafka, "--describe", "--entity-type", "topics")
+    assert r.code == 0, r.err
+    assert [line.split("'")[1] for line in r.out.splitlines()] == served

@@ -27,11 +27,15 @@ V5 = (b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"
       b'"jmx_port":-1,"port":9092,"host":"k2","version":5,"timestamp":"1700000000000"}')
 CONTROLLER_V1 = b'{"version":1,"brokerid":2,"timestamp":"1700000000000"}'
 CONTROLLER_V2 = b'{"version":2,"brokerid":2,"timestamp":"1700000000000","kraftControllerEpoch":-1}'
+FEATURE_V1 = b'{"features":{},"version":1,"status":0}'
 FEATURE_V2 = b'{"features":{},"version":2,"status":1}'
 
 
 def test_the_range_is_the_lowest_release_a_live_broker_is_proven_to_run() -> None:
-    assert release_range({1: V4, 2: V4}, CONTROLLER_V1, None) == ReleaseRange(None, Release(3, 9))
+    # a controller without /feature runs software before 2.7 (2.7+ controllers always write it)
+    assert release_range({1: V4, 2: V4}, CONTROLLER_V1, None) == ReleaseRange(None, Release(2, 6))
+    assert release_range({1: V4, 2: V4}, None, None) == ReleaseRange(None, Release(3, 9))  # no controller: no word
+    assert release_range({1: V4, 2: V4}, CONTROLLER_V1, FEATURE_V1) == ReleaseRange(None, Release(3, 9))
     assert release_range({1: V5, 2: V5}, CONTROLLER_V1, None) == ReleaseRange(Release(2, 7))
     assert release_range({1: V4, 2: V5}, CONTROLLER_V1, None) == ReleaseRange(None)  # a rolling upgrade
     assert release_range({2: V5}, CONTROLLER_V2, None) == ReleaseRange(Release(3, 4))  # the controller is 3.4+
@@ -51,13 +55,15 @@ def test_no_zookeeper_cluster_gets_the_java_tools_text() -> None:
 
 
 @pytest.mark.zookeeper
-@pytest.mark.parametrize("registration, controller, feature, low", [
-    (4, 1, None, None),  # Kafka 2.1.1
-    (5, 1, None, Release(2, 7)),  # 2.7-3.3
-    (5, 2, 2, Release(3, 4)),  # 3.4-3.9, e.g. 3.9 before a KRaft migration
+@pytest.mark.parametrize("registration, controller, feature, low, high, text", [
+    (4, 1, None, None, Release(2, 6), Release(2, 1)),  # Kafka 2.1.1: its own tool's words
+    (4, 1, 1, None, Release(3, 9), Release(3, 3)),  # 2.7+ software at IBP 2.6
+    (5, 1, 1, Release(2, 7), Release(3, 9), Release(3, 3)),  # 2.7-3.3
+    (5, 2, 2, Release(3, 4), Release(3, 9), Release(3, 3)),  # 3.4-3.9, e.g. 3.9 before a KRaft migration
 ])
 def test_a_real_zookeeper_tells_the_backend_its_range(zk_chroot: str, registration: int, controller: int,
-                                                      feature: int | None, low: Release | None) -> None:
+                                                      feature: int | None, low: Release | None, high: Release,
+                                                      text: Release) -> None:
     k = ZkKafka(zk_chroot)
     try:
         k.add_broker(1, version=registration)
@@ -66,8 +72,8 @@ def test_a_real_zookeeper_tells_the_backend_its_range(zk_chroot: str, registrati
             k.write_feature_znode(feature)
         release.select(None)
         with open_cluster(zookeeper=zk_chroot, timeout=10) as c:
-            assert c.release_range == ReleaseRange(low)  # type: ignore[attr-defined]
-            assert c.broker_release == Release(3, 3) and c.text_release() == Release(3, 3)
+            assert c.release_range == ReleaseRange(low, high)  # type: ignore[attr-defined]
+            assert c.broker_release == text and c.text_release() == text
         release.select("4.0")
         try:
             with open_cluster(zookeeper=zk_chroot, timeout=10) as c:  # the user's choice wins, nothing is read

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -23,11 +24,11 @@ HELP = """Show and change the dynamic configs of topics and brokers: Kafka's kaf
 
 One action: --describe (--all: every config, not only the dynamic ones) or --alter (--add-config k=v,k2=[a,b] and/or --delete-config k,k2). The entity: --entity-type topics|brokers with --entity-name NAME or --entity-default (brokers' cluster-wide defaults), or Kafka 3.3's shortcuts --topic NAME, --broker ID, --broker-defaults. --describe without a name describes every entity of the type.
 
-With --bootstrap-server the text is Kafka 3.3's (4.0 prints the same) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs. With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
+With --bootstrap-server the text is Kafka 3.3's (4.0's lists the configs sorted by name, as from 3.5) (Dynamic configs for topic X are: / "  k=v sensitive=false synonyms={…}"), through DescribeConfigs and IncrementalAlterConfigs (Kafka 2.0-2.2 brokers: AlterConfigs, read-modify-write of the entity's dynamic configs, as Kafka 3.3's tool does for brokers, with a note on stderr). With --zookeeper it is Kafka 2.1's (Configs for topic 'X' are k=v,…), and --alter writes /config/<type>/<name> and its /config/changes notification in one transaction; as in Kafka 2.x, broker configs other than the replication quotas cannot be changed through ZooKeeper while the broker runs.
 
 The replication throttles that reassign sets are dynamic configs like any other: leader.replication.throttled.rate and follower.replication.throttled.rate on brokers, leader.replication.throttled.replicas and follower.replication.throttled.replicas on topics. --describe --format json marks them ("throttle": true); --alter --delete-config removes one left behind. --dry-run shows an --alter's change without making it.
 
-Exit codes: 0 done; 2 bad input or refused (unknown topic, deleting a config that is not set, a broker missing IncrementalAlterConfigs); 3 cluster failure.
+Exit codes: 0 done; 2 bad input or refused (unknown topic, deleting a config that is not set); 3 cluster failure.
 
 \b
 Examples:
@@ -54,6 +55,8 @@ def configs(
     broker_defaults: bool = typer.Option(False, "--broker-defaults", help="Shortcut for --entity-type brokers --entity-default."),
     add_config: str | None = typer.Option(
         None, "--add-config", metavar="K=V,K2=[A,B]", help="Configs to set (lists in square brackets)."),
+    add_config_file: Path | None = typer.Option(
+        None, "--add-config-file", metavar="FILE", help="A properties file of configs to set (instead of --add-config)."),
     delete_config: list[str] = typer.Option([], "--delete-config", metavar="K,K2", help="Configs to remove (repeatable)."),
     all_: bool = typer.Option(False, "--all", help="--describe every config, defaults and static ones too (Admin API)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="--alter: show the change, make none."),
@@ -94,12 +97,14 @@ def configs(
         etype, name = entity_type, (DEFAULT_ENTITY if entity_default else entity_name)
     if alter and name is None:
         raise CliError(f"configs: an entity name must be specified with --alter of {etype}")
-    if describe and (add_config or delete_config or dry_run):
-        raise CliError("configs: --add-config, --delete-config and --dry-run go with --alter")
+    if describe and (add_config or add_config_file or delete_config or dry_run):
+        raise CliError("configs: --add-config, --add-config-file, --delete-config and --dry-run go with --alter")
+    if add_config and add_config_file:
+        raise CliError("configs: Only one of --add-config or --add-config-file must be specified")
     if all_ and not describe:
         raise CliError("configs: --all goes with --describe")
     try:
-        add = parse_add_config(add_config or "")
+        add = parse_add_config(add_config or "") if add_config_file is None else _config_file(add_config_file)
         delete = parse_delete_config(delete_config)
         entity = Entity(etype, name) if name is not None else None
         if entity is not None:
@@ -121,6 +126,18 @@ def configs(
             raise CliError(f"configs: {exc}", EXIT_USAGE) from None
 
 
+def _config_file(path: Path) -> dict[str, str]:
+    """`--add-config-file`: Java properties (ConfigCommand's `Utils.loadProps`), keys in file order."""
+    from kafkatool.log.checkpoint import read_properties
+
+    if not path.is_file():
+        raise CliError(f"configs: --add-config-file: {path}: no such file")
+    try:
+        return read_properties(path.read_text("utf-8"))
+    except UnicodeDecodeError:
+        raise CliError(f"configs: --add-config-file: {path}: not a text file") from None
+
+
 def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: bool = False) -> None:
     from kafkatool.cluster.configs import (
         ConfigInputError,
@@ -128,6 +145,7 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: boo
         admin_dynamic,
         admin_entities,
         config_rows,
+        describe_order,
         missing_entity_text,
         zk_configs,
         zk_describe_text,
@@ -152,7 +170,7 @@ def _describe(cluster: Any, etype: str, entity: Any, fmt: str, describe_all: boo
                 if fmt == "text":
                     sys.stdout.write(missing)
                 raise ConfigInputError(f"{e.type[:-1]} '{e.name}' does not exist")
-            entries = admin_dynamic(cluster, e, describe_all)
+            entries = describe_order(admin_dynamic(cluster, e, describe_all), cluster.text_release())
             if fmt == "text":
                 sys.stdout.write(admin_describe_text(e, entries, describe_all))
             rows += config_rows(e, entries)
@@ -175,12 +193,16 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         admin_dynamic,
         alter_done_text,
         check_zk_broker_alter,
+        legacy_alter,
+        legacy_alter_note,
+        needs_legacy_alter,
         plan_alter,
         zk_configs,
     )
     from kafkatool.cluster.topics import TopicError, check_zk_topic_config_names
 
     zk = cluster.kind == "zookeeper"
+    legacy = False
     if entity.type == "topics":
         _check_topic(cluster, entity.name)
     if zk:
@@ -194,8 +216,11 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
     else:
         from kafkatool.cluster.versions import ApiKey
 
-        cluster._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
-        current = {e.name: e.value or "" for e in admin_dynamic(cluster, entity)}
+        legacy = needs_legacy_alter(cluster)  # Kafka 2.0-2.2: AlterConfigs, read-modify-write
+        if not legacy:
+            cluster._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
+        dynamic = admin_dynamic(cluster, entity)
+        current = {e.name: e.value or "" for e in dynamic}
     change = plan_alter(entity, current, add, delete)
     after = change.apply(current)
     row = {"entity_type": entity.type, "entity_name": entity.name, "set": change.set, "delete": change.delete,
@@ -210,6 +235,9 @@ def _alter(cluster: Any, entity: Any, add: dict[str, str], delete: list[str], dr
         return
     if zk:
         cluster.alter_configs([change])
+    elif legacy:
+        legacy_alter(cluster, entity, dynamic, change)
+        sys.stderr.write(f"kafkatool: note: {legacy_alter_note(cluster, entity)}\n")
     else:
         admin_alter(cluster, change)
     if fmt == "text":

@@ -11,7 +11,6 @@ from kafkatool.cli.app import app, handle_errors
 from kafkatool.cli.cluster_options import (
     DEFAULT_TIMEOUT,
     BootstrapServer,
-    CommandConfig,
     Timeout,
     ZooKeeper,
     cluster_from_options,
@@ -54,7 +53,9 @@ def elect(
     output_format: str = typer.Option("text", "--format", help="text, json, ndjson, csv or table."),
     bootstrap_server: BootstrapServer = None,
     zookeeper: ZooKeeper = None,
-    command_config: CommandConfig = None,
+    command_config: Path | None = typer.Option(
+        None, "--command-config", "--admin.config", metavar="FILE",
+        help="Java client properties (Kafka's kafka-leader-election.sh calls it --admin.config)."),
     timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> None:
     from kafkatool.cluster.elect import (

@@ -39,7 +39,7 @@ COMMANDS = {
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
 # imports its command's module, never the other way round).
-SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners", "offsets_groups", "offsets_streams")}
+SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners", "offsets_groups", "offsets_streams", "offsets_list")}
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 

@@ -24,6 +24,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, CommandConfig, cluster_errors
 from kafkatool.cli.errors import EXIT_FAILURE, EXIT_FINDINGS, EXIT_USAGE, CliError
+from kafkatool.cli.kafka_shapes import KafkaShapesGroup
 from kafkatool.cli.progress import progress
 from kafkatool.cli.render import check_format, render_rows
 from kafkatool.release import text_release
@@ -43,6 +44,8 @@ also measures consume and produce rates over that many seconds and estimates the
 --max-time-lag measures the time lag even without --time-lag (the table stays Kafka's).
 A coordinator that dies or moves is looked up again until --timeout, which bounds the whole command.
 Nothing is ever consumed or committed as the group.
+kafka-consumer-groups.sh's shapes work too: --describe [--offsets] (this view), --list (offsets list),
+--reset-offsets (offsets reset); --delete and --delete-offsets are refused (nothing is ever deleted).
 
 \b
 Examples:
@@ -65,6 +68,7 @@ I/O failure.
 
 offsets_app = typer.Typer(
     name="offsets",
+    cls=KafkaShapesGroup,  # kafka-consumer-groups.sh's --list / --describe / --reset-offsets too
     help=DESCRIBE_HELP,
     invoke_without_command=True,
     no_args_is_help=True,
@@ -447,6 +451,13 @@ def _describe_offline(log_dirs: list[Path], groups: list[str] | None, topics: li
         return
     st = _read_log_dirs(log_dirs, groups, quiet, offsets_partitions)
     reports = rep.gather_offline(st, log_dirs, groups, topics, text_release())
+    from kafkatool import release
+
+    if fmt == "text" and release.explicit() is None and any(len(r.rows) > 1 for r in reports):
+        # The segments' record versions are the same from Kafka 2.1 to 4.x for classic groups: they
+        # cannot tell which tool's row order the cluster's own tool would print, so say which one this is.
+        sys.stderr.write(f"kafkatool: note: offline: rows in Kafka {text_release()}'s order (the segments do not "
+                         "show the release that wrote them; --kafka-release 3.3 prints a 2.x/3.x cluster's)\n")
     _render_describe(reports, "log-dir", fmt, members, verbose, False, False, False, None)
     _exit_for(reports, groups or [], None, None, st.problems)
 
@@ -530,7 +541,12 @@ def export(
                   if row.topic is not None and row.partition is not None and row.current_offset is not None and row.current_offset >= 0}
         for r in reports
     }
-    if fmt == "csv":
+    if fmt == "csv" and source == "bootstrap":  # Kafka's --reset-offsets --to-current --export: its map order
+        ordered: dict[str, dict[Any, int]] = {}
+        for g, t, part, o in rep.reset_rows([rep.ResetPlan(g, offs, []) for g, offs in offsets.items()], text_release()):
+            ordered.setdefault(g, {})[(t, part)] = o
+        text = rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups), keep_order=True)
+    elif fmt == "csv":
         text = rep.export_csv(offsets, with_group=not (len(groups) == 1 and not all_groups))
     elif fmt == "zk":
         text = rep.export_zk(offsets)
@@ -677,6 +693,11 @@ def reset(
                                 failures.append(f"{p.group} {tp[0]}-{tp[1]}: {err}")
                 if failures:
                     raise CliError(f"commit failed for {failures[0]}" + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""), EXIT_FAILURE)
+    # An active group is refused before anything is printed: no plan line or dry-run note comes first.
+    if refused and not plans:
+        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
+    for why in refused:  # with --all-groups/several --group: the refusals, then the other groups' plans
+        sys.stderr.write(f"kafkatool: {why}\n")
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
@@ -687,7 +708,7 @@ def reset(
         for g, t, part, o in rep.reset_rows(plans, text_release()):
             ordered.setdefault(g, {})[(t, part)] = o
         _emit(rep.export_csv(ordered, with_group=not (len(groups) == 1 and not all_groups),
-                             keep_order=text_release().at_least("4.0")))
+                             keep_order=True))
     elif fmt == "text":
         _emit(rep.format_reset(plans, text_release()))
     else:
@@ -697,7 +718,7 @@ def reset(
     if not execute:
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
     if refused:
-        raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""), EXIT_FINDINGS)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -709,7 +730,10 @@ END_HELP = """Offsets of partitions at a time, as GetOffsetShell prints them: `t
 --time -1 / latest (default): log-end offsets; -2 / earliest: log-start offsets; -3 /
 max-timestamp: the offset of the record with the largest timestamp; a timestamp in ms: the first
 offset whose record timestamp is at or after it (partitions with none are left out, as Kafka does).
---topic is a regular expression matched against whole topic names.  --isolation-level read_committed:
+--topic is a regular expression matched against whole topic names. --topic-partitions takes
+GetOffsetShell's rules instead: TOPIC_REGEX[:N | :N-M | :N- | :-M], comma-separated (M exclusive).
+Rows come in the release's order: 3.x by topic then partition, 4.0 as strings (big:0 big:1 big:10 big:2).
+--isolation-level read_committed:
 the last stable offset instead of the high watermark for latest (what a read_committed consumer can
 read up to; an open transaction holds it back), as kcat's -o end with isolation.level.
 
@@ -719,6 +743,7 @@ Examples:
   kafkatool offsets end --bootstrap-server kafka:9092 --topic payments --isolation-level read_committed
   kafkatool offsets end --bootstrap-server kafka:9092 --topic 'orders.*' --time -2
   kafkatool offsets end --bootstrap-server kafka:9092 --topic orders --partitions 0,1 --time 1700000000000
+  kafkatool offsets end --bootstrap-server kafka:9092 --topic-partitions 'orders:1,big:3-5'
   kafkatool offsets end --zookeeper zk:2181 --topic orders --format json
 """
 
@@ -731,6 +756,8 @@ _ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}  # ListOffsets'
 def end(
     topic: str = typer.Option(None, "--topic", "-t", help="Topic name or regular expression (all topics when absent)."),
     partitions: str = typer.Option(None, "--partitions", help="Comma-separated partition ids."),
+    topic_partitions: str = typer.Option(None, "--topic-partitions", metavar="RULES",
+                                         help="GetOffsetShell's topic-partition rules, comma-separated: TOPIC_REGEX[:N | :N-M (M exclusive) | :N- | :-M], e.g. 'orders:1,big:3-5'."),
     time_spec: str = typer.Option("-1", "--time", help="-1/latest, -2/earliest, -3/max-timestamp, or a timestamp in ms."),
     bootstrap_server: str = _BOOTSTRAP,
     zookeeper: str = typer.Option(None, "--zookeeper", help="Find the brokers through ZooKeeper."),
@@ -764,34 +791,46 @@ def end(
         pattern = re.compile(topic if topic is not None else ".*")
     except re.error as exc:
         raise CliError(f"--topic: {topic!r} is not a regular expression: {exc}") from None
+    rules = None
+    if topic_partitions is not None:
+        from kafkatool.ops.topic_partitions import TopicPartitionsError, parse_topic_partitions
+
+        if topic is not None or partitions:
+            raise CliError("--topic-partitions cannot be used with --topic or --partitions")
+        try:
+            rules = parse_topic_partitions(topic_partitions)
+        except TopicPartitionsError as exc:
+            raise CliError(str(exc)) from None
     from kafkatool.ops import offsets_report as rep
 
     with _translate():
         if zookeeper:
             with _zookeeper(zookeeper, timeout) as zk, _brokers(bootstrap_server, command_config, timeout, deadline, zk) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
-                                      _ISOLATION_LEVELS[isolation_level])
+                                      _ISOLATION_LEVELS[isolation_level], rules)
         else:
             with _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
                 result = _end_offsets(bo, pattern, wanted_parts, spec, exclude_internal_topics,
-                                      _ISOLATION_LEVELS[isolation_level])
+                                      _ISOLATION_LEVELS[isolation_level], rules)
     if not result:
         raise CliError("Could not match any topic-partitions with the specified filters")
     errors = sorted((tp, lo.error) for tp, lo in result.items() if lo.error)
     for (t, p), e in errors:
         sys.stderr.write(f"Skip getting offsets for topic-partition {t}:{p} due to error: {e}\n")
     if fmt == "text":
-        _emit(rep.format_get_offset_shell({tp: lo.offset for tp, lo in result.items()}))
+        _emit(rep.format_get_offset_shell({tp: lo.offset for tp, lo in result.items()}, text_release()))
     else:
         render_rows(({"topic": t, "partition": p, "offset": lo.offset, "timestamp": lo.timestamp, "error": lo.error}
                      for (t, p), lo in sorted(result.items())), fmt, ["topic", "partition", "offset", "timestamp", "error"])
 
 
 def _end_offsets(bo: Any, pattern: re.Pattern[str], parts: set[int], spec: int, exclude_internal: bool,
-                 isolation_level: int = 0) -> dict[Any, Any]:
+                 isolation_level: int = 0, rules: Any = None) -> dict[Any, Any]:
+    from kafkatool.ops.topic_partitions import allowed
+
     meta = bo.metadata(None)
     tps = [
-        (t, p) for t, ps in meta.topics.items() if pattern.fullmatch(t) and not (exclude_internal and t.startswith("__"))
-        for p in ps if not parts or p in parts
+        (t, p) for t, ps in meta.topics.items() if not (exclude_internal and t.startswith("__"))
+        for p in ps if (allowed(rules, t, p) if rules is not None else pattern.fullmatch(t) and (not parts or p in parts))
     ]
     return bo.list_offsets({tp: spec for tp in tps}, isolation_level) if tps else {}

@@ -26,7 +26,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition replicas between brokers, as Kafka's kafka-reassign-partitions.sh does.
 
-Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 3.3 and 4.0 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
+Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 2.1 (ZooKeeper --execute and --verify), 3.3 and 4.0 to 4.4 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
 
 --generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1. Over ZooKeeper, --execute during a reassignment changes its throttle, as Kafka 2.x did.
 
@@ -139,7 +139,16 @@ def _save(path: Path, text: str) -> None:
 
 
 def _default_file(prefix: str) -> Path:
-    return Path(f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json")
+    """`<state dir>/<prefix>-<UTC time>.json`: never the current directory (config.default_state_dir)."""
+    from kafkatool.config import default_state_dir
+
+    state = default_state_dir()
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{state}: cannot create the state directory: {exc.strerror or exc} "
+                       "(set KAFKATOOL_STATE_DIR, or pass a file name)", EXIT_FAILURE) from None
+    return state / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
 
 
 def _library_errors(exc: Exception) -> CliError | None:
@@ -179,14 +188,14 @@ def reassign(
     max_moves: int | None = typer.Option(D.max_moves, "--max-moves", min=0, help="Stage: keep the plan's first changes up to this many replicas moved."),
     max_bytes: int | None = typer.Option(D.max_bytes, "--max-bytes", min=0, help="Stage: keep the plan's first changes up to this many bytes moved."),
     no_topic_balance: bool = typer.Option(D.no_topic_balance, "--no-topic-balance", help="--strategy minimal: balance brokers only, never moving more than the fewest moves (topics may stay uneven)."),
-    plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default reassign-plan-<UTC time>.json)."),
+    plan_file: Path | None = typer.Option(D.plan_file, "--plan-file", metavar="FILE", help="Where --generate saves the plan (default: the state dir, $KAFKATOOL_STATE_DIR or ~/.local/state/kafkatool, as reassign-plan-<UTC time>.json)."),
     no_plan_file: bool = typer.Option(D.no_plan_file, "--no-plan-file", help="Save no plan (--generate) or rollback (--execute) file."),
     reassignment_json_file: Path | None = typer.Option(D.reassignment_json_file, "--reassignment-json-file", metavar="FILE", help="Reassignment JSON or kafkatool plan file."),
     throttle: int = typer.Option(D.throttle, "--throttle", metavar="B/S", help="Inter-broker replication throttle in bytes/second for the moving replicas."),
     replica_alter_log_dirs_throttle: int = typer.Option(D.replica_alter_log_dirs_throttle, "--replica-alter-log-dirs-throttle", metavar="B/S", help="Throttle for moves between log dirs of a broker."),
     additional: bool = typer.Option(D.additional, "--additional", help="Execute although other reassignments are running (Admin API)."),
     force: bool = typer.Option(D.force, "--force", help="Execute although the cluster's assignment differs from the plan's."),
-    rollback_file: Path | None = typer.Option(D.rollback_file, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default reassign-rollback-<UTC time>.json)."),
+    rollback_file: Path | None = typer.Option(D.rollback_file, "--rollback-file", metavar="FILE", help="Where --execute saves the rollback plan (default: the state dir, as reassign-rollback-<UTC time>.json)."),
     preserve_throttles: bool = typer.Option(D.preserve_throttles, "--preserve-throttles", help="Leave throttles in place on --verify/--cancel."),
     output_format: str = typer.Option("text", "--format", help="text (Kafka's output), json, and for --verify/--list also ndjson, csv, table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No notes on stderr."),
@@ -396,7 +405,16 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
         if not o.no_plan_file:
             rollback_path = o.rollback_file or _default_file("reassign-rollback")
             _save(rollback_path, plan_document(plan.current, plan.rollback_meta(cluster.source)))
-        if text_out:
+        old_words = _kafka_21_text(cluster)  # Kafka 2.1's words (ZooKeeper clusters before 2.6)
+        if text_out and old_words:
+            from kafkatool.cluster.reassign_21 import VERIFY_PERIODICALLY_21, rollback_text_21
+
+            file_topics = [tp.topic for tp, _ in rf.partitions]
+            sys.stdout.write(rollback_text_21(cluster.assignment(sorted(set(file_topics))), file_topics))
+            if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
+                sys.stdout.write(VERIFY_PERIODICALLY_21 + "\n")
+            sys.stdout.flush()
+        elif text_out:
             sys.stdout.write(current_assignment_text(plan.current, current_log_dirs(cluster, plan.current)))
             if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
                 sys.stdout.write(VERIFY_PERIODICALLY + "\n")
@@ -420,7 +438,11 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
             else:
                 render_json(report)
             raise CliError(f"reassign: {len(failed)} partition(s) could not be reassigned", EXIT_FAILURE)
-        if text_out:
+        if text_out and old_words:
+            from kafkatool.cluster.reassign_21 import STARTED_21
+
+            sys.stdout.write(STARTED_21 + "\n")
+        elif text_out:
             sys.stdout.write(started_text(plan.targets))
         if plan.log_dirs:
             with _started(plan.targets, failed, False):
@@ -500,13 +522,16 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
     rf = parse_reassignment(_read(o.reassignment_json_file))
     with cluster_from_options(**conn, thing="reassign") as cluster:
         result = verify(cluster, rf)
-        if fmt == "text":
+        old_words = fmt == "text" and _kafka_21_text(cluster)
+        if old_words:
+            _verify_21(cluster, rf, result, o.preserve_throttles)
+        elif fmt == "text":
             sys.stdout.write(verify_text(result, cluster.kind == "admin"))
         else:
             render_rows(result.rows(), fmt,
                         ["topic", "partition", "status", "current_replicas", "target_replicas"])
         sys.stdout.flush()
-        if not result.parts_ongoing and not result.moves_ongoing and not o.preserve_throttles:
+        if not old_words and not result.parts_ongoing and not result.moves_ongoing and not o.preserve_throttles:
             text = _clear_throttles(cluster, rf.partitions, fmt, "")
             if fmt == "text":
                 sys.stdout.write(text)
@@ -514,6 +539,34 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FINDINGS)
     if result.failed:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _kafka_21_text(cluster: Any) -> bool:
+    """Kafka 2.1's words: a ZooKeeper cluster whose text release is before 2.6 (its tool's rewrite)."""
+    from kafkatool.cluster.reassign_21 import uses_21_text
+
+    return bool(cluster.kind == "zookeeper" and uses_21_text(cluster.text_release()))
+
+
+def _verify_21(cluster: Any, rf: Any, result: Any, preserve_throttles: bool) -> None:
+    """Kafka 2.1's --verify: the status lines, then `Throttle was removed.` when every partition is done
+    and a throttle config was there to remove (its `removeThrottle`)."""
+    from kafkatool.cluster.reassign import BROKER_THROTTLES, TOPIC_THROTTLES
+    from kafkatool.cluster.reassign_21 import THROTTLE_REMOVED_21, verify_text_21
+
+    statuses = {tp: ("in progress" if not s.done else "completed" if s.current == s.target else "failed")
+                for tp, s in result.states.items()}
+    sys.stdout.write(verify_text_21(statuses, [tp for tp, _ in rf.partitions]))
+    sys.stdout.flush()
+    if result.parts_ongoing or result.moves_ongoing or preserve_throttles or "failed" in statuses.values():
+        return
+    brokers = cluster.describe_configs("brokers", [str(b.id) for b in cluster.brokers()])
+    topics = cluster.describe_configs("topics", sorted({tp.topic for tp, _ in rf.partitions}))
+    present = any(k in cfg for cfg in brokers.values() for k in BROKER_THROTTLES) or \
+        any(k in cfg for cfg in topics.values() for k in TOPIC_THROTTLES)
+    _clear_throttles(cluster, rf.partitions, "text", "")
+    if present:
+        sys.stdout.write(THROTTLE_REMOVED_21 + "\n")
 
 
 def _clear_throttles(cluster: Any, partitions: Any, fmt: str, before: str) -> str:

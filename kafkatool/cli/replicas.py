@@ -141,7 +141,7 @@ def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: fl
     from kafkatool.cli.cluster_options import cluster_errors
     from kafkatool.cli.profiles import with_profile
     from kafkatool.cluster.groups import BrokerOffsets
-    from kafkatool.cluster.replica_verify import ReplicaVerifier, kafka_time
+    from kafkatool.cluster.replica_verify import ReplicaVerifier, kafka_time, started_line
 
     def say(line: str) -> None:
         if output_format == "text":
@@ -155,7 +155,10 @@ def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: fl
         with cluster_errors("replicas"):
             verifier = ReplicaVerifier(conn, topic or ".*", initial_time, fetch_size, max_wait_ms)
             verifier.start()
-            say("verification process is started.")
+            from kafkatool.cluster.versions import client_release
+            from kafkatool.release import text_release
+
+            say(started_line(text_release(client_release(conn.admin))))
             started = last_report = time.monotonic()
             while True:
                 for line in verifier.round():
@@ -178,9 +181,10 @@ def _verify_live(bootstrap_server: str, command_config: Path | None, timeout: fl
 @handle_errors
 def replicas(
     paths: list[str] = typer.Argument(None, help="The partition's dirs (PATH or NAME=PATH), two or more."),
-    bootstrap_server: str = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT[,HOST:PORT…]",
+    bootstrap_server: str = typer.Option(None, "--bootstrap-server", "--broker-list", metavar="HOST:PORT[,HOST:PORT…]",
                                          help="Live: verify the replicas of these brokers' cluster."),
-    topic: str = typer.Option(None, "--topic", metavar="REGEX", help="Live: topics to verify (default: all)."),
+    topic: str = typer.Option(None, "--topic", "--topics-include", "--topic-white-list", metavar="REGEX",
+                              help="Live: topics to verify (default: all; Kafka's --topics-include)."),
     initial_time: int = typer.Option(-1, "--time", help="Live: start at -1 (log end), -2 (log start) or a time in ms."),
     report_interval_ms: int = typer.Option(30000, "--report-interval-ms", help="Live: how often to report max lag."),
     time_limit: float = typer.Option(None, "--time-limit", metavar="SECONDS", help="Live: verify for this long "

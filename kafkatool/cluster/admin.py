@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafkatool.cluster.backend import Cluster, UnknownTopicsError
-from kafkatool.cluster.connect import ClusterError, ClusterInputError, admin_client
+from kafkatool.cluster.connect import ClusterError, ClusterInputError, admin_client, kafka_error_text
 from kafkatool.cluster.model import (
     ELECTION_NOT_NEEDED,
     Broker,
@@ -92,8 +92,7 @@ class AdminCluster(Cluster):
             raise ClusterError(f"{what}: the brokers do not support it ({exc})") from None
         except KafkaError as exc:
             # kafka-python puts the whole request and response in some messages: keep the error's name.
-            detail = getattr(exc, "description", "") or str(exc)
-            raise ClusterError(f"{what}: {type(exc).__name__}: {detail[:300]}") from None
+            raise ClusterError(f"{what}: {kafka_error_text(exc)}") from None
         except OSError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 
@@ -146,8 +145,12 @@ class AdminCluster(Cluster):
         return sorted(out, key=lambda b: b.id)
 
     def node_ids(self) -> list[int]:
-        """Broker ids in the Metadata response's order (what the Java admin's describeCluster returns)."""
-        return [bid for bid, _, _, _ in self._describe_cluster()["brokers"]]
+        """Broker ids as the Java admin's `describeCluster().nodes()` returns them: the values of a
+        `HashMap<Integer, Node>` (MetadataResponse.brokers(), DescribeClusterResponse.nodes()), so in
+        that map's order whatever order the broker listed them in."""
+        from kafkatool.jvm.java_collections import int_set_order
+
+        return int_set_order([bid for bid, _, _, _ in self._describe_cluster()["brokers"]])
 
     def describe_log_dirs(self, brokers: list[int]) -> dict[int, Any]:
         """DescribeLogDirs for all topics on each broker (cluster/logdirs.py), bounded by the timeout."""
@@ -326,17 +329,21 @@ class AdminCluster(Cluster):
         self._need("alter partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS)  # before any throttle
         if throttles:
             self._need("alter configs", ApiKey.INCREMENTAL_ALTER_CONFIGS)
+        # Each failure says what was and was not done: the caller has printed the rollback block already.
         previous: dict[tuple[str, str], dict[str, str]] = {}
-        for entity in ("topics", "brokers"):
-            names = [c.name for c in throttles if c.entity == entity]
-            for name, cfg in self.describe_configs(entity, names).items():
-                previous[(entity, name)] = cfg
+        try:
+            for entity in ("topics", "brokers"):
+                names = [c.name for c in throttles if c.entity == entity]
+                for name, cfg in self.describe_configs(entity, names).items():
+                    previous[(entity, name)] = cfg
+        except ClusterError as exc:
+            raise ClusterError(f"{exc}; nothing was changed: no throttle was set and no reassignment was started") from None
         try:
             self.alter_configs(throttles)
         except ClusterError as exc:  # some resources may have taken the throttle: put those back
             refused = exc.refused if isinstance(exc, ConfigsRefusedError) else set()
             self._restore([c for c in throttles if (c.entity, c.name) not in refused], previous, exc)
-            raise
+            raise ClusterError(f"{exc}; no reassignment was started and the throttle configs were put back") from None
         try:
             results = self._alter_reassignments(dict(targets))
         except ClusterError as exc:
@@ -346,9 +353,12 @@ class AdminCluster(Cluster):
             except ClusterError:
                 raise ClusterError(f"{exc}; the throttles were left in place (could not tell whether the "
                                    "reassignment started: run --verify or --list)") from None
-            if not moving:
-                self._restore(throttles, previous, exc)
-            raise
+            if moving:
+                raise ClusterError(f"{exc}; {len(moving)} of {len(targets)} partition(s) are being reassigned "
+                                   "and the throttles were left in place: run --verify") from None
+            self._restore(throttles, previous, exc)
+            undone = " and the throttle configs were put back" if throttles else ""
+            raise ClusterError(f"{exc}; no reassignment was started{undone}") from None
         if throttles and results and all(err is not None for err in results.values()):
             self._restore(throttles, previous, None)
         return results

@@ -2,9 +2,10 @@
 
 Admin API: Kafka 3.3's ConfigCommand — `Dynamic configs for topic X are:` then
 `  k=v sensitive=false synonyms={SOURCE:k=v, …}` for the entries whose source is the entity's
-dynamic source, in the `HashMap` order of the `Config` the Java client builds; brokers' cluster-wide
+dynamic source, in the `HashMap` order of the `Config` the Java client builds (from 3.5 sorted by
+name); brokers' cluster-wide
 defaults are the entity `<default>` (`Default configs for brokers in the cluster are:`).
-ZooKeeper: Kafka 2.1's ConfigCommand — `Configs for topic 'X' are k=v,…` (a Java 8 `Properties`'
+ZooKeeper: Kafka 2.1's ConfigCommand — `Configs for topic 'X' are k=v,…` (a Java 9+ `Properties`'
 order), and writes of `/config/<type>/<name>` plus a `/config/changes/config_change_` notification
 (`{"version":2,"entity_path":"topics/X"}`), in one transaction.  The replication throttles
 `reassign` sets (`leader.replication.throttled.rate`, `follower.replication.throttled.rate`,
@@ -180,6 +181,18 @@ def admin_dynamic(cluster: Any, entity: Entity, describe_all: bool = False) -> l
     return [e for e in entries if e.source == source]
 
 
+#: From Kafka 3.5 ConfigCommand's `getResourceConfig` ends in `.toSeq.sortBy(entry => entry.name())`:
+#: --describe lists configs by name (3.3 and 3.4 keep `Config.entries()`' HashMap order).
+SORTED_DESCRIBE_SINCE = "3.5"
+
+
+def describe_order(entries: Sequence[ConfigEntry], text: Any) -> list[ConfigEntry]:
+    """The entries in the order the release's `kafka-configs.sh --describe` prints them."""
+    if text.at_least(SORTED_DESCRIBE_SINCE):
+        return sorted(entries, key=lambda e: e.name.encode("utf-16-be"))  # Java's String.compareTo
+    return list(entries)
+
+
 def zk_configs(cluster: Any, entity: Entity) -> list[tuple[str, str]]:
     from kafkatool.cluster.topics_backend import zk_topic_configs
 
@@ -187,8 +200,9 @@ def zk_configs(cluster: Any, entity: Entity) -> list[tuple[str, str]]:
 
 
 def zk_entities(cluster: Any, entity_type: str) -> list[Entity]:
-    """`getAllEntitiesWithConfig`: the children of `/config/<type>` (ZooKeeper's order, sorted here)."""
-    return [Entity(entity_type, n) for n in sorted(cluster.children(f"/config/{entity_type}"))]
+    """`getAllEntitiesWithConfig`: the children of `/config/<type>` in the order ZooKeeper returns them
+    (Kafka 2.1's ConfigCommand prints them so: the server's children set, not sorted)."""
+    return [Entity(entity_type, n) for n in cluster.children(f"/config/{entity_type}")]
 
 
 def admin_entities(cluster: Any, entity_type: str) -> list[Entity]:
@@ -235,6 +249,60 @@ def admin_alter(cluster: Any, change: ConfigChange) -> None:
         if r.error_code:
             err = for_code(r.error_code)
             raise ConfigInputError(r.error_message or getattr(err, "description", "") or err.__name__)
+
+
+def needs_legacy_alter(cluster: Any) -> bool:
+    """Whether the brokers lack IncrementalAlterConfigs (Kafka 2.0-2.2) and have AlterConfigs: then
+    `legacy_alter` rewrites the entity's configs whole, as Kafka 3.3's ConfigCommand does for brokers."""
+    from kafkatool.cluster.versions import ApiKey, lacks
+
+    table = cluster.api_versions()
+    return table is not None and lacks(table, ApiKey.INCREMENTAL_ALTER_CONFIGS) and not lacks(table, ALTER_CONFIGS)
+
+
+ALTER_CONFIGS = 33  # the request before IncrementalAlterConfigs: replaces all of an entity's dynamic configs
+
+
+def legacy_alter(cluster: Any, entity: Entity, dynamic: Sequence[ConfigEntry], change: ConfigChange) -> None:
+    """AlterConfigs (read-modify-write): the entity's dynamic configs `dynamic` (read just before), with
+    `change` applied, sent as its whole new config set — Kafka 3.3 ConfigCommand.alterConfig's broker path
+    (`oldConfig ++ configsToBeAdded -- configsToBeDeleted`), which also refuses when a sensitive value it
+    cannot read back would be lost."""
+    from kafka.errors import for_code
+    from kafka.protocol.admin import AlterConfigsRequest as R
+
+    from kafkatool.cluster.topics_backend import _send
+
+    new: dict[str, str | None] = {e.name: e.value for e in dynamic}
+    new.update(change.set)
+    for k in change.delete:
+        new.pop(k, None)
+    missing = [k for k, v in new.items() if v is None]
+    if missing:
+        raise ConfigInputError("All sensitive broker config entries must be specified for --alter, missing entries: "
+                               f"Set({', '.join(missing)})")
+    name = "" if entity.is_default else entity.name
+    res = R.AlterConfigsResource
+    request = R(resources=[res(resource_type=2 if entity.type == "topics" else 4, resource_name=name,
+                               configs=[res.AlterableConfig(name=k, value=v) for k, v in new.items()])],
+                validate_only=False)
+    node = int(name) if entity.type == "brokers" and not entity.is_default else None
+    response = _send(cluster, "alter configs", request, node_id=node)
+    for r in response.responses:
+        if r.error_code:
+            err = for_code(r.error_code)
+            raise ConfigInputError(r.error_message or getattr(err, "description", "") or err.__name__)
+
+
+def legacy_alter_note(cluster: Any, entity: Entity) -> str:
+    """What the fallback did, for stderr: the whole config set was rewritten, so a concurrent change is lost."""
+    from kafkatool.cluster.versions import describe_broker
+    from kafkatool.release import Release
+
+    what = "the cluster-wide broker defaults" if entity.is_default else f"{entity.type[:-1]} {entity.name}"
+    return (f"the brokers are {describe_broker(cluster.api_versions(), Release(2, 3))}, without IncrementalAlterConfigs: "
+            f"rewrote every dynamic config of {what} with AlterConfigs (read-modify-write, as Kafka 3.3's "
+            "kafka-configs.sh does for brokers; a change made meanwhile by another client is overwritten)")
 
 
 def check_zk_broker_alter(cluster: Any, entity: Entity, add: dict[str, str]) -> None:

@@ -8,10 +8,12 @@ imported lazily: commands that never touch a cluster do not pay for them.
 from __future__ import annotations
 
 import re
+import time
 import warnings
 from pathlib import Path
 from typing import Any
 
+from kafkatool.cluster.bootstrap import probe
 from kafkatool.log.checkpoint import read_properties
 
 DEFAULT_TIMEOUT = 15.0
@@ -28,6 +30,18 @@ class ZkDataError(ClusterError):
 
 class ClusterInputError(Exception):
     """A connect string or client-properties file is malformed (CLI exit code 2)."""
+
+
+def kafka_error_text(exc: BaseException) -> str:
+    """`KafkaConnectionError: 111 ECONNREFUSED` once: kafka-python's str() already starts with the class
+    name, so prefixing it again doubled it.  Long messages (whole requests) are cut at 300 characters."""
+    name = type(exc).__name__
+    detail = getattr(exc, "description", "") or str(exc)
+    if detail.startswith(f"{name}: "):
+        detail = detail[len(name) + 2:]
+    elif detail == name:
+        detail = ""
+    return f"{name}: {detail[:300]}" if detail else name
 
 
 _HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(?::(?P<port>[^:]*))?")
@@ -69,7 +83,12 @@ def zk_client(connect: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
-    _, chroot = parse_zk_connect(connect)
+    hosts, chroot = parse_zk_connect(connect)
+    # kazoo retries a refused connection until the timeout: every host refusing twice ends it at once
+    tried = probe(hosts.split(","), timeout, tls=True, default_port=2181)
+    if tried.answered is None:
+        when = f" within {timeout:g}s" if tried.timed_out else ""
+        raise ClusterError(f"cannot reach ZooKeeper{when}: {tried.describe()}")
     client = KazooClient(hosts=connect, timeout=timeout, connection_retry={"max_tries": 2, "delay": 0.2})
     try:
         with warnings.catch_warnings():  # kazoo warns of a missing chroot and carries on: we refuse below
@@ -151,15 +170,24 @@ def admin_client(bootstrap: str, command_config: str | Path | None = None, timeo
     from kafka.errors import KafkaConfigurationError, KafkaError
 
     cfg = kafka_python_config(bootstrap, read_client_properties(command_config), timeout)
+    within = timeout if connect_within is None else connect_within
+    started = time.monotonic()
+    # Every address at once, each failure named; the client bootstraps from the one that answered.
+    tried = probe(cfg["bootstrap_servers"], within, cfg["client_id"],
+                  tls=cfg.get("security_protocol", "PLAINTEXT") in ("SSL", "SASL_SSL"))
+    if tried.answered is None:
+        when = f" within {timeout:g}s" if tried.timed_out else ""
+        raise ClusterError(f"cannot reach any broker{when}: {tried.describe()}")
+    cfg["bootstrap_servers"] = [tried.answered]
     if "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:  # kafka-python 3.x waits 30 s by default
-        cfg.setdefault("bootstrap_timeout_ms", max(1, int((timeout if connect_within is None else connect_within) * 1000)))
+        cfg.setdefault("bootstrap_timeout_ms", max(1, int((within - (time.monotonic() - started)) * 1000)))
 
     try:
         admin = KafkaAdminClient(**cfg)
     except KafkaConfigurationError as exc:
         raise ClusterInputError(f"--command-config: {exc}") from None
     except KafkaError as exc:
-        raise ClusterError(f"cannot reach any broker at {bootstrap} within {timeout:g}s: {exc}") from None
+        raise ClusterError(f"cannot reach the broker at {tried.answered} within {timeout:g}s: {exc}") from None
     except OSError as exc:
         raise ClusterError(f"cannot connect to {bootstrap}: {exc}") from None
     # A broker that accepts connections and never answers must not cost 10 s (kafka-python's

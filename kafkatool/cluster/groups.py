@@ -121,6 +121,9 @@ class ClusterMetadata:
     controller: int | None = None
 
 
+_GROUP_ID_NOT_FOUND = "GroupIdNotFoundError"  # kafka-python's name for error 69
+
+
 def _error_name(code: int) -> str:
     import kafka.errors as Errors
 
@@ -529,9 +532,15 @@ class KafkaGroups:
 
     def list_groups(self) -> list[str]:
         """Consumer groups (protocol type "consumer" or empty), as kafka-consumer-groups --list."""
+        return sorted({g for g, _, _ in self.listings()})
+
+    def listings(self) -> list[tuple[str, str, str]]:
+        """(group, state, type) of each consumer group as ListGroups answers: the state from v4 (Kafka
+        2.6), the type from v5 (3.8); '' where the negotiated version has none."""
         listed = self._call("ListGroups", lambda: self.admin._async_list_groups(
             broker_ids=sorted(self.brokers.metadata(refresh=True).brokers)))
-        return sorted({g["group_id"] for g in listed if g.get("protocol_type", "") in ("consumer", "")})
+        return [(g["group_id"], g.get("group_state") or "", g.get("group_type") or "")
+                for g in listed if g.get("protocol_type", "") in ("consumer", "")]
 
     def coordinators(self, groups: list[str]) -> dict[str, Broker | None]:
         ids = self._call("FindCoordinator", lambda: self.admin._find_coordinator_ids(groups), groups=groups)
@@ -607,7 +616,9 @@ class KafkaGroups:
                                    dg.group_epoch, dg.assignment_epoch)
                 continue
             d = raw.get(g)
-            if d is None:
+            # DescribeGroups v6+ (Kafka 4.0, KIP-1043) answers an unknown group GROUP_ID_NOT_FOUND where
+            # older versions answered Dead: both are the same "does not exist" (one exit code).
+            if d is None or _GROUP_ID_NOT_FOUND in str(d.get("error") or ""):
                 out[g] = GroupInfo(g, "Dead", "", "", coords.get(g), [])
                 continue
             if d.get("error"):

@@ -273,3 +273,12 @@ class ReplicaVerifier:
     @property
     def diverged(self) -> bool:
         return any(st.divergence is not None for st in self.partitions.values())
+
+
+#: Kafka 3.6 rewrote ReplicaVerificationTool in Java: its start line lost the final period.
+STARTED_WITHOUT_PERIOD_SINCE = "3.6"
+
+
+def started_line(text: Any) -> str:
+    """`verification process is started.` (Scala tool, before 3.6) or without the period (Java, 3.6+)."""
+    return "verification process is started" + ("" if text.at_least(STARTED_WITHOUT_PERIOD_SINCE) else ".")

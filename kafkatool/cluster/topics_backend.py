@@ -75,7 +75,7 @@ def zk_marked_for_deletion(cluster: Any) -> set[str]:
 
 
 def zk_topic_configs(cluster: Any, names: Sequence[str], entity: str = "topics") -> dict[str, list[tuple[str, str]]]:
-    """Config overrides per entity in the order a Java 8 `Properties` iterates them (what 2.1's tools print)."""
+    """Config overrides per entity in the order a Java 9+ `Properties` (a `ConcurrentHashMap`) iterates them (what 2.1's tools print)."""
     datas = cluster.read_many([f"/config/{entity}/{n}" for n in names])
     out = {}
     for n, d in zip(names, datas, strict=True):

@@ -14,7 +14,9 @@ format changed with some releases (facts from `kafka/zk/ZkData.scala` at apache/
 - `/feature` (written by a 2.7+ controller): `"version": 2` (no `min_version_level`) once the IBP is
   3.3 or later, 1 before.  A broker's IBP is never newer than its software, and Kafka does not support
   lowering the IBP again, so this holds for every broker since.
-- The upper bound: Kafka 4.0 has no ZooKeeper mode; 3.9 is the last release with one.
+- The upper bound: Kafka 4.0 has no ZooKeeper mode; 3.9 is the last release with one.  A 2.7+
+  controller always writes `/feature` (status disabled below IBP 2.7): a registered controller with
+  no `/feature` znode proves software older than 2.7, and then Kafka 2.1's tool text applies.
 
 A registration at IBP 2.6 may come from newer software (the IBP is held back during upgrades), so
 every fact is a lower bound.  None proves 3.7 or later, when the admin tools became Java programs
@@ -35,7 +37,13 @@ __all__ = ["LAST_ZOOKEEPER_RELEASE", "SCALA_TOOLS_TEXT", "ReleaseRange", "releas
 #: The last Kafka release that runs on ZooKeeper.
 LAST_ZOOKEEPER_RELEASE = Release(3, 9)
 #: The modelled release whose text is that of the Scala admin tools (before 3.7).
-SCALA_TOOLS_TEXT: Release = next(r for r in KNOWN_RELEASES if tools_in_scala(r))
+SCALA_TOOLS_TEXT: Release = max(r for r in KNOWN_RELEASES if tools_in_scala(r))
+
+#: The newest release a controller that writes no /feature znode can run (2.7 added it).
+PRE_FEATURE_HIGH = Release(2, 6)
+#: The text of a cluster proven older than 2.7: Kafka 2.1's tools (2.6's reassign tool already printed
+#: the later words; `--kafka-release 2.6` says so for such a cluster).
+OLD_TOOLS_TEXT = Release(2, 1)
 
 _REGISTRATION_SINCE = {5: Release(2, 7)}  # /brokers/ids "version" -> the first release writing it
 _CONTROLLER_SINCE = {2: Release(3, 4)}  # /controller "version"
@@ -100,16 +108,26 @@ def release_range(registrations: Mapping[int, bytes | None], controller: bytes |
              controller_since if broker_id == controller_id else None)
         for broker_id, data in registrations.items()
     ]
+    # A 2.7+ controller always writes /feature (enabled, or disabled below IBP 2.7): a registered
+    # controller without it runs older software, and so does every broker in a 2.x cluster it controls.
+    old = controller_id is not None and feature is None and controller_since is None
     if not per_broker:  # no broker registered: only the cluster-wide facts speak
-        return ReleaseRange(_max(cluster_wide, controller_since))
-    if any(r is None for r in per_broker):
-        return ReleaseRange(None)
-    return ReleaseRange(min(r for r in per_broker if r is not None))
+        low = _max(cluster_wide, controller_since)
+    elif any(r is None for r in per_broker):
+        low = None
+    else:
+        low = min(r for r in per_broker if r is not None)
+    newer = any(r is not None and r > PRE_FEATURE_HIGH for r in per_broker)  # e.g. a rolling upgrade
+    high = PRE_FEATURE_HIGH if old and not newer and (low is None or low <= PRE_FEATURE_HIGH) else LAST_ZOOKEEPER_RELEASE
+    return ReleaseRange(low, high)
 
 
 def text_release_of(brokers: ReleaseRange) -> Release:
     """The release whose tool text applies to a cluster in range `brokers`: its low end once that proves
-    the Java tools (3.7+), else the Scala tools' (3.3's text)."""
+    the Java tools (3.7+); Kafka 2.1's when the controller is proven older than 2.7 (no /feature); else
+    the Scala tools' (3.3's text)."""
     if brokers.low is not None and not tools_in_scala(brokers.low):
         return brokers.low
+    if brokers.high <= PRE_FEATURE_HIGH:
+        return OLD_TOOLS_TEXT
     return SCALA_TOOLS_TEXT

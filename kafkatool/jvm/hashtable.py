@@ -1,7 +1,11 @@
-"""The iteration order of Java 8's `java.util.Hashtable` (and so of `java.util.Properties`).
+"""The iteration order of `java.util.Properties`: Java 8's `Hashtable`, Java 9+'s `ConcurrentHashMap`.
 
 The ZooKeeper-era tools (Kafka 2.1's kafka-topics.sh and kafka-configs.sh) read a config znode into
-a `Properties` and print it by iterating it.  On Java 8 a `Properties` is a `Hashtable`: 11 buckets
+a `Properties` (`ConfigEntityZNode.decode`: `setProperty` in the znode's JSON order) and print it by
+iterating it.  From Java 9 a `Properties` keeps its entries in a `ConcurrentHashMap` (`new
+ConcurrentHashMap<>(8)`: 16 bins), so that is the order Kafka 2.1 prints on the JDKs it runs on
+today (11, 17; a real 2.1.1 printed `compression.type=…,cleanup.policy=…,segment.bytes=…`):
+`properties_order`.  On Java 8 a `Properties` is a `Hashtable` (`hashtable_order`): 11 buckets
 at first, bucket `(hash & 0x7FFFFFFF) % capacity`, a new entry goes to the head of its bucket's
 chain, the table is rehashed to `2 * capacity + 1` before an insert that finds `count >= threshold`
 (`threshold = (int)(capacity * 0.75)`), and iteration walks buckets from the last to the first.
@@ -22,7 +26,14 @@ def _index(key: str, capacity: int) -> int:
 
 
 def properties_order(keys: Iterable[str]) -> list[str]:
-    """Keys of a `Properties` filled by `setProperty` in this order, as iteration returns them."""
+    """Keys of a `Properties` filled by `setProperty` in this order, as Java 9+ iterates them."""
+    from kafkatool.jvm.java_collections import concurrent_hash_order
+
+    return concurrent_hash_order(list(keys), string_hash)
+
+
+def hashtable_order(keys: Iterable[str]) -> list[str]:
+    """Keys of a Java 8 `Hashtable` (or `Properties`) filled in this order, as iteration returns them."""
     capacity = INITIAL_CAPACITY
     table: list[list[str]] = [[] for _ in range(capacity)]  # each chain head-first
     count = 0

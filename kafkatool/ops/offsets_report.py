@@ -581,9 +581,15 @@ def format_offset_checker(rows: list[PartitionLag], broker_info: dict[int, str] 
 # GetOffsetShell
 
 
-def format_get_offset_shell(offsets: dict[TP, int | None]) -> str:
-    """`topic:partition:offset` sorted by topic then partition; partitions without an offset are left out."""
-    return "".join(f"{t}:{p}:{o}\n" for (t, p), o in sorted(offsets.items()) if o is not None)
+def format_get_offset_shell(offsets: dict[TP, int | None], text: Any = None) -> str:
+    """`topic:partition:offset`; partitions without an offset are left out.  Order: Kafka 3.x's Scala
+    tool sorts by topic then partition number (`compareTopicPartitions`); 4.0's Java tool keys a
+    `TreeMap` by `TopicPartition.toString()`, `topic-partition` as a string (big-0, big-1, big-10, big-2)."""
+    if text is not None and text.at_least("4.0"):
+        keys = sorted(offsets, key=lambda tp: f"{tp[0]}-{tp[1]}")
+    else:
+        keys = sorted(offsets)
+    return "".join(f"{t}:{p}:{offsets[(t, p)]}\n" for t, p in keys if offsets[(t, p)] is not None)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1026,25 +1032,35 @@ def java_hashmap_order(items: Sequence[TP], initial_capacity: int | None = None)
 
 
 def reset_rows(plans: list[ResetPlan], release: Any = None) -> list[tuple[str, str, int, int]]:
-    """(group, topic, partition, offset) in the order Kafka prints a reset plan.
+    """(group, topic, partition, offset) in the order Kafka prints a reset plan (and its --export).
 
-    Kafka 4.0 walks a `HashMap` of groups, each a `HashMap` of partitions (`Collectors.toMap`);
-    for 3.3 the rows are sorted (see README: a known difference).
+    Kafka 4.0 walks a `HashMap` of groups, each a `HashMap` of partitions (`Collectors.toMap`).
+    Kafka 3.3 (Scala 2.13) folds the admin client's `HashMap` of described groups into an
+    `immutable.Map`, each group's offsets an `immutable.Map` built (`toMap`) from the partitions in
+    the order the tool lists them (the plan's own order, see `offsets_reset`): up to 4 entries keep
+    that order (`Map1`..`Map4`), from 5 it is a CHAMP `HashMap` (kafkatool.jvm.scala_collections).
+    `release` None: sorted (kafkatool's own texts).
     """
-    if release is not None and release.at_least("4.0"):
-        from kafkatool.jvm.hashing import string_hash
-        from kafkatool.jvm.java_collections import grown_capacity, hash_order
+    from kafkatool.jvm.hashing import string_hash
+    from kafkatool.jvm.java_collections import grown_capacity, hash_order
 
-        by_group = {p.group: p for p in plans}
-        names = hash_order(list(by_group), string_hash, grown_capacity(len(by_group)))
+    by_group = {p.group: p for p in plans}
+    described = hash_order(list(by_group), string_hash, grown_capacity(len(by_group)))
+    if release is not None and release.at_least("4.0"):
         return [(g, t, part, by_group[g].offsets[(t, part)])
-                for g in names for t, part in java_hashmap_order(list(by_group[g].offsets))]
+                for g in described for t, part in java_hashmap_order(list(by_group[g].offsets))]
+    if release is not None:
+        from kafkatool.jvm.scala_collections import immutable_set_order
+
+        return [(g, t, part, by_group[g].offsets[(t, part)])
+                for g in immutable_set_order(described, string_hash)
+                for t, part in immutable_set_order(list(by_group[g].offsets), lambda tp: topic_partition_hash(*tp))]
     return [(p.group, t, part, o) for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())]
 
 
 def format_reset(plans: list[ResetPlan], release: Any = None) -> str:
-    """`printOffsetsToReset`: Kafka 3.3's text (rows sorted), 4.0's (rows in hash-map order, fixed widths)
-    or 4.2's (the same order, sized columns)."""
+    """`printOffsetsToReset`: Kafka 3.3's text, 4.0's (fixed widths) or 4.2's (sized columns), rows in
+    the release's map order (`reset_rows`)."""
     rows = reset_rows(plans, release)
     if not rows:
         return ""

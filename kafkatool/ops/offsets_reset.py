@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from kafkatool.cluster.connect import ClusterError
-from kafkatool.ops.offsets_report import ResetError, ResetPlan, ResetSpec, plan_reset
+from kafkatool.ops.offsets_report import ResetError, ResetPlan, ResetSpec, java_hashmap_order, plan_reset
 
 TP = tuple[str, int]
 Scope = dict[str, list[int] | None]
@@ -47,16 +47,20 @@ def _partition(text: str, arg: str) -> int:
 
 
 def scope_partitions(scope: Scope, topic_partitions: dict[str, list[int]]) -> list[TP]:
-    """The partitions a scope names; `topic_partitions` lists those of the topics named whole."""
-    out = []
-    for t, ps in scope.items():
-        if ps is None:
-            if t not in topic_partitions:
-                raise ResetError(f"topic {t!r}: does not exist")
-            out += [(t, p) for p in topic_partitions[t]]
-        else:
-            out += [(t, p) for p in ps]
-    return out
+    """The partitions a scope names, in the order Kafka's `parseTopicPartitionsToReset` lists them:
+    those named `T:0,1` first, then every partition of the topics named whole, topic by topic in the
+    `HashMap` order of `describeTopics(...).allTopicNames()` (`topic_partition_hash` ties nothing here).
+    `topic_partitions` lists the partitions of the topics named whole."""
+    from kafkatool.jvm.hashing import string_hash
+    from kafkatool.jvm.java_collections import grown_capacity, hash_order
+
+    named = [(t, p) for t, ps in scope.items() if ps is not None for p in ps]
+    whole = [t for t, ps in scope.items() if ps is None]
+    for t in whole:
+        if t not in topic_partitions:
+            raise ResetError(f"topic {t!r}: does not exist")
+    topics = hash_order(whole, string_hash, grown_capacity(len(whole)))
+    return named + [(t, p) for t in topics for p in topic_partitions[t]]
 
 
 def plan_group(group: str, spec: ResetSpec, partitions: list[TP], committed: dict[TP, int | None],
@@ -102,7 +106,8 @@ def plan_kafka(groups: Any, brokers: Any, names: list[str], spec: ResetSpec, sco
                            f"but the current state is {info.state}.")
             continue
         committed = {tp: (c.offset if c is not None else None) for tp, c in committed_all.get(g, {}).items()}
-        parts = sorted(committed) if all_topics else scope_partitions(scope, topic_partitions) if scope else []
+        # --all-topics: the committed offsets' keys, as the admin client's HashMap holds them
+        parts = java_hashmap_order(list(committed)) if all_topics else scope_partitions(scope, topic_partitions) if scope else []
         plans.append(plan_group(g, spec, parts, committed, brokers))
     return plans, refused
 

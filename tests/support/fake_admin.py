@@ -6,7 +6,7 @@ request at the version the client negotiated with exactly the fields that versio
 encoder, not kafka-python's classes), closes the connection on a version the release does not
 accept and answers an unsupported ApiVersions with UNSUPPORTED_VERSION, as brokers do.  It serves
 ApiVersions, Metadata, DescribeCluster, ListPartitionReassignments, AlterPartitionReassignments,
-ElectLeaders, DescribeLogDirs, AlterReplicaLogDirs, DescribeConfigs and IncrementalAlterConfigs.
+ElectLeaders, DescribeLogDirs, AlterReplicaLogDirs, DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
 Cluster state is shared and follows a KRaft/2.4+ controller's rules (a reassignment's replica set
 is target + removing, adding/removing listed until the test completes it; controller-only
 requests to another broker get NOT_CONTROLLER; elections over all partitions omit
@@ -31,6 +31,7 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 REPLICA_NOT_AVAILABLE = 9
 INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_CONFIG = 40
+INVALID_REQUEST = 42
 NOT_CONTROLLER = 41
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
@@ -75,6 +76,7 @@ class FakeKafka:
         self.fail_alter_request: int | None = None  # a top-level error code for AlterPartitionReassignments
         self.fail_configs: dict[tuple[int, str], str] = {}
         self.silent = False
+        self.broker_order: list[int] | None = None  # the order Metadata/DescribeCluster list brokers in
         self.busy_seconds = 0.0  # time spent building and encoding answers (benchmarks subtract it)
         self.lock = threading.RLock()
         self._servers: dict[int, socket.socket] = {}
@@ -227,8 +229,9 @@ class FakeKafka:
         return kwire.api_versions_body(self.table_for(broker))
 
     def _brokers(self, cls: Any, id_field: str) -> list[Any]:
-        return [cls(**{id_field: b}, host="127.0.0.1", port=self.port[b], rack=self.rack[b])
-                for b in sorted(self.alive)]
+        # a real broker lists them in its metadata cache's order, not always sorted (`broker_order`)
+        order = [b for b in self.broker_order if b in self.alive] if self.broker_order else sorted(self.alive)
+        return [cls(**{id_field: b}, host="127.0.0.1", port=self.port[b], rack=self.rack[b]) for b in order]
 
     def _on_3(self, broker: int, req: Any) -> Any:
         R = BODY
@@ -420,6 +423,28 @@ class FakeKafka:
             results.append(R.DescribeConfigsResult(error_code=0, error_message=None, resource_type=res.resource_type,
                                                    resource_name=res.resource_name, configs=entries))
         return R(throttle_time_ms=0, results=results)
+
+    def _on_33(self, broker: int, req: Any) -> Any:
+        """AlterConfigs (before IncrementalAlterConfigs): each resource's dynamic configs become exactly the
+        request's; a broker's own configs only on that broker (Kafka 2.x AdminManager: "Unexpected broker id")."""
+        R = BODY
+        out = []
+        for res in req.resources:
+            key = (res.resource_type, res.resource_name)
+            code, message = NONE, None
+            if key in self.fail_configs:
+                code, message = INVALID_CONFIG, self.fail_configs[key]
+            elif res.resource_type == BROKER and res.resource_name not in ("", str(broker)):
+                code, message = INVALID_REQUEST, f"Unexpected broker id, expected {broker} but received {res.resource_name}"
+            elif res.resource_type == TOPIC and res.resource_name not in self.topics:
+                code = UNKNOWN_TOPIC_OR_PARTITION
+            elif not req.validate_only:
+                self.configs[key] = {c.name: c.value for c in res.configs}
+                if not self.configs[key]:
+                    self.configs.pop(key)
+            out.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                      resource_type=res.resource_type, resource_name=res.resource_name))
+        return R(throttle_time_ms=0, responses=out)
 
     def _on_44(self, broker: int, req: Any) -> Any:
         R = BODY

@@ -484,8 +484,9 @@ class FakeKafkaCluster(GroupTypesMixin):
                                             protocol_type="", protocol_data="", members=[]))
                 continue
             g = self.groups.get(gid)
-            if g is None:
-                out.append(R.DescribedGroup(error_code=0, error_message=None, group_id=gid, group_state="Dead",
+            if g is None:  # v6+ (KIP-1043, Kafka 4.0): GROUP_ID_NOT_FOUND with the coordinator's message
+                code, msg = (GROUP_ID_NOT_FOUND, f"Group {gid} not found.") if v >= 6 else (0, None)
+                out.append(R.DescribedGroup(error_code=code, error_message=msg, group_id=gid, group_state="Dead",
                                             protocol_type="", protocol_data="", members=[]))
                 continue
             members = [

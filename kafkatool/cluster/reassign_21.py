@@ -1,0 +1,81 @@
+"""Kafka 2.1's own `kafka-reassign-partitions.sh` text (the ZooKeeper tool before 2.6's rewrite).
+
+ZooKeeper-era scripts parse these words, which Kafka 2.6 changed (the later text is 3.3's, modelled
+in `reassign`):
+
+* `--execute` prints the rollback block with **every** partition of the file's topics
+  (`printCurrentAssignment`: `getReplicaAssignmentForTopics(topics)`), then, with a throttle,
+  `Warning: You must run Verify periodically, …`, the throttle line (`maybeLimit`) and
+  `Successfully started reassignment of partitions.`;
+* `--verify` prints `Status of partition reassignment: ` (with its trailing space) and one line a
+  partition: `Reassignment of partition t-0 completed successfully` / `failed` / `is still in
+  progress`, then `Throttle was removed.` when it removed a throttle config.
+
+Orders are those of Scala 2.11/2.12 immutable Maps (Kafka 2.1 ships for both; their `HashMap` is
+the same hash trie): up to 4 entries keep insertion order (`Map1`..`Map4`), from 5 the trie's order
+over `TopicPartition.hashCode` (`scala_collections.trie_order_212`).  Insertion order for small maps
+is the file's order (topics in first appearance, then partitions ascending for the rollback block;
+completed and failed partitions before those still in progress for `--verify`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from kafkatool.cluster.model import Assignment, TopicPartition
+from kafkatool.jvm.hashing import topic_partition_hash
+from kafkatool.jvm.scala_collections import SMALL_SET_MAX, trie_order_212
+from kafkatool.release import Release
+
+#: The release whose ReassignPartitionsCommand replaced these words (KIP-455's rewrite).
+NEW_TEXT_SINCE = Release(2, 6)
+
+VERIFY_PERIODICALLY_21 = (
+    "Warning: You must run Verify periodically, until the reassignment completes, to ensure the throttle "
+    "is removed. You can also alter the throttle by rerunning the Execute command passing a new value."
+)
+STARTED_21 = "Successfully started reassignment of partitions."
+STATUS_HEAD_21 = "Status of partition reassignment: "
+THROTTLE_REMOVED_21 = "Throttle was removed."
+
+
+def uses_21_text(text: Release) -> bool:
+    """Whether `text` is a release whose reassign tool printed Kafka 2.1's words (before 2.6)."""
+    return text < NEW_TEXT_SINCE
+
+
+def scala_map_order(inserted: Sequence[TopicPartition]) -> list[TopicPartition]:
+    """A Scala 2.11/2.12 immutable Map's keys, given the order they were added in."""
+    unique = list(dict.fromkeys(inserted))
+    if len(unique) <= SMALL_SET_MAX:
+        return unique
+    return trie_order_212(unique, lambda tp: topic_partition_hash(tp.topic, tp.partition))
+
+
+def _entry(tp: TopicPartition, replicas: Iterable[int]) -> str:
+    reps = list(replicas)
+    dirs = ",".join(['"any"'] * len(reps))
+    return (f'{{"topic":{json.dumps(tp.topic)},"partition":{tp.partition},"replicas":[{",".join(map(str, reps))}],'
+            f'"log_dirs":[{dirs}]}}')
+
+
+def rollback_text_21(whole_topics: Assignment, file_topics: Sequence[str]) -> str:
+    """`printCurrentAssignment`: every partition of the file's topics, in the Map's order."""
+    inserted = [tp for t in dict.fromkeys(file_topics)
+                for tp in sorted(tp for tp in whole_topics if tp.topic == t)]
+    entries = ",".join(_entry(tp, whole_topics[tp]) for tp in scala_map_order(inserted))
+    return ("Current partition replica assignment\n\n"
+            f'{{"version":1,"partitions":[{entries}]}}\n\n'
+            "Save this to use as the --reassignment-json-file option during rollback\n")
+
+
+def verify_text_21(statuses: dict[TopicPartition, str], file_order: Sequence[TopicPartition]) -> str:
+    """`verifyAssignment`'s partition lines; `statuses` maps each partition to `completed`, `failed`
+    or `in progress`."""
+    done = [tp for tp in file_order if statuses.get(tp) in ("completed", "failed")]
+    running = [tp for tp in file_order if statuses.get(tp) == "in progress"]
+    words = {"completed": "completed successfully", "failed": "failed", "in progress": "is still in progress"}
+    lines = [STATUS_HEAD_21] + [f"Reassignment of partition {tp} {words[statuses[tp]]}"
+                                for tp in scala_map_order(done + running)]
+    return "\n".join(lines) + "\n"
