@@ -2,7 +2,8 @@
 
 The writers (`export_*`) and the one reader of all three (`parse_offsets_file`, what
 `--reset-offsets --from-file` reads), following ConsumerGroupService's `exportOffsetsToCsv` and
-`parseResetPlan` (CsvUtils' `topic,partition,offset` and `group,topic,partition,offset` lines).
+`parseResetPlan` (OffsetsUtils' from 4.2; CsvUtils' `topic,partition,offset` and
+`group,topic,partition,offset` lines).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """`kafka-consumer-groups --reset-offsets`: the scenarios, the plan and its text, per release.
 
-ConsumerGroupService's `prepareOffsetsToReset` and `checkOffsetsRange` (`plan_reset`, pure: the
-cluster side is in `ops/offsets_reset.py`), the `--to-datetime`/`--by-duration` parsers
-(`Utils.getDateTime`, `Duration.parse`), and `printOffsetsToReset` (OffsetsUtils from 4.2) with the
-row order of the maps each release walks (`reset_rows`, also the order of its `--export`).
+ConsumerGroupService's `prepareOffsetsToReset` and `checkOffsetsRange` (3.3 to 4.1; from 4.2 the
+scenarios and the range check are OffsetsUtils') as `plan_reset` (pure: the cluster side is in
+`ops/offsets_reset.py`), the `--to-datetime`/`--by-duration` parsers (`Utils.getDateTime`,
+`Duration.parse`), and `printOffsetsToReset` (OffsetsUtils' sized columns from 4.2) with the row
+order of the maps each release walks (`reset_rows`, also the order of its `--export`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Lag in time and rates: the age of the record at each committed offset, consume/produce rates.
 
-No Kafka tool has these (Burrow and kcat come closest): the record at the committed offset is read with
+No Kafka tool prints these: the record at the committed offset is read with
 one bounded Fetch per leader (`add_time_lag`), two samples give the rates and the time to drain
 (`sample_key`, `apply_rates`), and `format_time_lag` is kafkatool's own table for them.
 """
