@@ -21,7 +21,10 @@ from kafka.protocol.metadata import MetadataRequest
 
 import kafkatool.cli.logdirs  # noqa: F401
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_end  # noqa: F401
+import kafkatool.cli.offsets_export  # noqa: F401
 import kafkatool.cli.offsets_groups  # noqa: F401
+import kafkatool.cli.offsets_reset  # noqa: F401
 import kafkatool.cli.offsets_streams  # noqa: F401
 import kafkatool.cli.replicas  # noqa: F401
 from tests.support.cli import Result, run_kafkatool

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_end  # noqa: F401
 from kafkatool.cluster.bootstrap import probe
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster

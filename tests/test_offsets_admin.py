@@ -12,6 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_end  # noqa: F401
+import kafkatool.cli.offsets_export  # noqa: F401
+import kafkatool.cli.offsets_reset  # noqa: F401
 from kafkatool.cluster.groups import BrokerOffsets, KafkaGroups
 from kafkatool.ops import offsets_report as rep
 from kafkatool.release import Release

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_end  # noqa: F401
 from kafkatool.ops.topic_partitions import TopicPartitionsError, allowed, parse_topic_partitions
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster

@@ -24,7 +24,8 @@ from kafkatool.log.core import load_speedups
 from kafkatool.log.writer import Record, SegmentWriter, encode_v2_batch
 from kafkatool.ops import offsets_log
 from kafkatool.ops.offsets_log import _SKIP, log_end_offset, replay_log_dirs
-from kafkatool.ops.offsets_report import PartitionLag, _tp_hash, _tp_hash_order
+from kafkatool.ops.offsets_report import PartitionLag
+from kafkatool.ops.offsets_report.orders import _tp_hash, _tp_hash_order
 from tests.test_offsets_core_diff import both
 from tests.test_offsets_offline import OffsetsLogBuilder, _s, commit_value, group_key, group_value
 

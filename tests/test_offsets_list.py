@@ -8,6 +8,7 @@ import pytest
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
 import kafkatool.cli.offsets_list  # noqa: F401
+import kafkatool.cli.offsets_reset  # noqa: F401
 from kafkatool.cli.kafka_shapes import kafka_shapes
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster, FakeMember

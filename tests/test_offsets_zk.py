@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 import kafkatool.cli.offsets  # noqa: F401  (registers the command)
+import kafkatool.cli.offsets_end  # noqa: F401
+import kafkatool.cli.offsets_export  # noqa: F401
+import kafkatool.cli.offsets_reset  # noqa: F401
 from tests.support.cli import run_kafkatool
 from tests.support.fake_groups import FakeKafkaCluster
 from tests.support.zk_cluster import ZkKafka

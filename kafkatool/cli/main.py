@@ -38,8 +38,14 @@ COMMANDS = {
     "cluster": "cluster_tool",
 }
 # Subcommands that live in modules of their own and register on their command's typer app (each
-# imports its command's module, never the other way round).
-SUBCOMMAND_MODULES = {"offsets": ("offsets_watch", "offsets_owners", "offsets_groups", "offsets_streams", "offsets_list")}
+# imports its command's module, never the other way round), imported in this order: the order
+# `--help` lists them in.
+SUBCOMMAND_MODULES = {
+    "offsets": (
+        "offsets_export", "offsets_reset", "offsets_end", "offsets_watch", "offsets_owners", "offsets_groups",
+        "offsets_streams", "offsets_list",
+    ),
+}
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 

@@ -2,7 +2,7 @@
 
 Kafka's `--reset-offsets` first decides the partitions (`--topic T` / `T:0,1`, `--all-topics`, or
 the plan file's own), refuses groups that are active, reads log-start, log-end and by-time offsets
-for those partitions, and only then computes the new offsets (`offsets_report.plan_reset`, pure).
+for those partitions, and only then computes the new offsets (`offsets_report.reset.plan_reset`, pure).
 This module does the reading for Kafka-stored groups (`KafkaGroups`) and ZooKeeper-stored ones
 (`ZkGroups`), so every front end plans the same way; the CLI only parses options and renders.
 """
@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from kafkatool.cluster.connect import ClusterError
-from kafkatool.ops.offsets_report import ResetError, ResetPlan, ResetSpec, java_hashmap_order, plan_reset
+from kafkatool.ops.offsets_report.orders import java_hashmap_order
+from kafkatool.ops.offsets_report.reset import ResetError, ResetPlan, ResetSpec, plan_reset
 
 TP = tuple[str, int]
 Scope = dict[str, list[int] | None]

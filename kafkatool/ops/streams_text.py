@@ -129,7 +129,7 @@ def active_partitions(d: Any) -> list[TP]:
 def streams_offset_rows(d: Any, committed: dict[TP, Any], start: dict[TP, int], end: dict[TP, int]) -> list[tuple]:
     """(topic, partition, current offset or None, leader epoch or None, log-end, lag) in the tool's
     `HashMap<TopicPartition, OffsetsInfo>` order."""
-    from kafkatool.ops.offsets_report import java_hashmap_order
+    from kafkatool.ops.offsets_report.orders import java_hashmap_order
 
     rows = []
     for tp in java_hashmap_order(sorted(start)):
