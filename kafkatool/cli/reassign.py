@@ -300,6 +300,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         )
         source = cluster.source
         dirs = current_log_dirs(cluster, result.current) if fmt != "json" else {}
+        text_21 = _kafka_21_text(cluster)
     if o.max_bytes is not None and result.sizes is None:
         raise CliError("reassign: --max-bytes needs the partitions' sizes: give --sizes, or use --strategy minimal")
     if o.max_moves is not None or o.max_bytes is not None:
@@ -341,7 +342,12 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             "plan_file": str(plan_path) if plan_path else None,
         })
     else:
-        out = generate_text(result.current, printed, dirs)
+        if text_21:
+            from kafkatool.cluster.reassign_21 import generate_text_21
+
+            out = generate_text_21(topics, result.current, printed)
+        else:
+            out = generate_text(result.current, printed, dirs)
         if result.strategy == "minimal":
             out += "\n" + format_summary(result.summary, target)
         if result.comparison:

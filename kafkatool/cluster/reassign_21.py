@@ -11,6 +11,18 @@ in `reassign`):
   partition: `Reassignment of partition t-0 completed successfully` / `failed` / `is still in
   progress`, then `Throttle was removed.` when it removed a throttle config.
 
+`--generate` (`generateAssignment`) prints the current assignment and the proposal as Kafka 2.1's
+collections order them (`generate_order_21`), and draws each topic's random start in its order:
+
+* current: `getReplicaAssignmentForTopics(topics.toSet)`, an immutable Map filled topic by topic;
+* draws: `currentAssignment.groupBy(_._1.topic)` (a 2.11/2.12 `mutable.HashMap` of topics, copied
+  into an immutable Map) then `foreach`; a topic's first partition in its group gives the
+  replication factor;
+* proposal: each topic's `assignReplicasToBrokers` result (a `mutable.HashMap` of partition ids),
+  mapped into an immutable Map of partitions, added with `++=` to one `mutable.HashMap` of
+  partitions, which the JSON walks.  The order depends on the topics and partition counts only,
+  never on the random draws.
+
 Orders are those of Scala 2.11/2.12 immutable Maps (Kafka 2.1 ships for both; their `HashMap` is
 the same hash trie): up to 4 entries keep insertion order (`Map1`..`Map4`), from 5 the trie's order
 over `TopicPartition.hashCode` (`scala_collections.trie_order_212`).  Insertion order for small maps
@@ -22,8 +34,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from kafkatool.cluster.model import Assignment, TopicPartition
+from kafkatool.jvm import scala211_collections as s211
 from kafkatool.jvm.hashing import topic_partition_hash
 from kafkatool.jvm.scala_collections import SMALL_SET_MAX, trie_order_212
 from kafkatool.release import Release
@@ -79,3 +93,56 @@ def verify_text_21(statuses: dict[TopicPartition, str], file_order: Sequence[Top
     lines = [STATUS_HEAD_21] + [f"Reassignment of partition {tp} {words[statuses[tp]]}"
                                 for tp in scala_map_order(done + running)]
     return "\n".join(lines) + "\n"
+
+
+# -- --generate ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerateOrder21:
+    """The orders of Kafka 2.1's `--generate`: the printed current assignment, the topics as drawn
+    (each with its partitions in its group's order, the first giving the replication factor), and
+    the printed proposal."""
+
+    current: list[TopicPartition]
+    topics: list[tuple[str, list[TopicPartition]]]
+    proposed: list[TopicPartition]
+
+
+def generate_order_21(topics: Sequence[str], current: Iterable[TopicPartition]) -> GenerateOrder21:
+    """Kafka 2.1's `generateAssignment` orders for the file's `topics` and their partitions `current`.
+
+    The current Map is filled topic by topic in the file's order (`Set1`..`Set4` keep it; a larger
+    set makes the Map larger than 4 anyway), each topic's partitions in its znode's order, taken
+    ascending here.
+    """
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in current:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    inserted = [tp for t in dict.fromkeys(topics) for tp in sorted(by_topic.get(t, []))]
+    cur = s211.topic_partition_map_order(inserted)
+    trie = len(cur) > SMALL_SET_MAX  # groupBy's per-topic builders start from the source map's `empty`
+    grouped: dict[str, list[TopicPartition]] = {}
+    for tp in cur:
+        grouped.setdefault(tp.topic, []).append(tp)
+    topic_order = s211.string_map_order(s211.string_mutable_map_order(grouped))
+    draws = [(t, s211.topic_partition_map_order(grouped[t], trie=trie)) for t in topic_order]
+    puts: list[TopicPartition] = []
+    for t, parts in draws:
+        ids = s211.int_mutable_map_order(range(len(parts)))  # assignReplicasToBrokers' mutable.Map
+        puts.extend(s211.topic_partition_map_order([TopicPartition(t, p) for p in ids]))
+    return GenerateOrder21(cur, draws, s211.topic_partition_mutable_map_order(puts))
+
+
+def _assignment_json(order: Iterable[TopicPartition], assignment: Assignment) -> str:
+    listed = [tp for tp in order if tp in assignment]
+    seen = set(listed)
+    listed += sorted(tp for tp in assignment if tp not in seen)  # not Kafka's (another strategy's keys)
+    return '{"version":1,"partitions":[' + ",".join(_entry(tp, assignment[tp]) for tp in listed) + "]}"
+
+
+def generate_text_21(topics: Sequence[str], current: Assignment, proposed: Assignment) -> str:
+    """What Kafka 2.1's `--generate` prints, in its collections' orders."""
+    order = generate_order_21(topics, current)
+    return (f"Current partition replica assignment\n{_assignment_json(order.current, current)}\n\n"
+            f"Proposed partition reassignment configuration\n{_assignment_json(order.proposed, proposed)}\n")
