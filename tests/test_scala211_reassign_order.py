@@ -37,22 +37,33 @@ def test_mutable_hash_map_orders(probe: Probe) -> None:
     rng = random.Random(2111)
     sizes = [1, 2, 3, 4, 5, 11, 12, 13, 24, 25, 48, 49, 100, 97, 300, 1000]
     ints = [list(range(n)) for n in sizes] + [
-        list(dict.fromkeys(rng.randrange(-(2**31), 2**31) for _ in range(n))) for n in sizes]
+        list(dict.fromkeys(rng.randrange(-(2**31), 2**31) for _ in range(n))) for n in sizes
+    ]
     strings = [list(dict.fromkeys(_name(rng) for _ in range(n))) for n in sizes]
-    tps = [list(dict.fromkeys(TopicPartition(rng.choice(names), rng.randrange(200)) for _ in range(n)))
-           for n in sizes for names in ([_name(rng) for _ in range(rng.randint(1, 6))],)]
-    cases = ([f"ints\t{' '.join(map(str, c))}" for c in ints] + [f"strings\t{' '.join(c)}" for c in strings]
-             + [f"tps\t{' '.join(f'{tp.topic}/{tp.partition}' for tp in c)}" for c in tps])
+    tps = [
+        list(dict.fromkeys(TopicPartition(rng.choice(names), rng.randrange(200)) for _ in range(n)))
+        for n in sizes
+        for names in ([_name(rng) for _ in range(rng.randint(1, 6))],)
+    ]
+    cases = (
+        [f"ints\t{' '.join(map(str, c))}" for c in ints]
+        + [f"strings\t{' '.join(c)}" for c in strings]
+        + [f"tps\t{' '.join(f'{tp.topic}/{tp.partition}' for tp in c)}" for c in tps]
+    )
     got = iter(probe(cases))
     for c in ints:
         assert next(got) == " ".join(map(str, s211.int_mutable_map_order(c))), c
     for s in strings:
         assert next(got) == " ".join(s211.string_mutable_map_order(s)), s
     for t in tps:
-        assert next(got) == " ".join(f"{tp.topic}/{tp.partition}" for tp in s211.topic_partition_mutable_map_order(t)), t
+        assert next(got) == " ".join(
+            f"{tp.topic}/{tp.partition}" for tp in s211.topic_partition_mutable_map_order(t)
+        ), t
 
 
-def _cluster(rng: random.Random, n_topics: int, max_partitions: int, brokers: list[int]) -> dict[str, dict[int, list[int]]]:
+def _cluster(
+    rng: random.Random, n_topics: int, max_partitions: int, brokers: list[int]
+) -> dict[str, dict[int, list[int]]]:
     topics: dict[str, dict[int, list[int]]] = {}
     while len(topics) < n_topics:
         rf = rng.randint(1, min(3, len(brokers)))
@@ -63,8 +74,9 @@ def _cluster(rng: random.Random, n_topics: int, max_partitions: int, brokers: li
 def _ours(seed: int, start: int, brokers: list[int], topics: dict[str, dict[int, list[int]]]) -> str:
     current = {TopicPartition(t, p): r for t, parts in topics.items() for p, r in parts.items()}
     metas = [BrokerMetadata(b) for b in sorted(brokers)]
-    proposed = generate_kafka(list(topics), current, metas, JavaRandom(seed), start, text=Release(2, 1),
-                              zookeeper=True)
+    proposed = generate_kafka(
+        list(topics), current, metas, JavaRandom(seed), start, text=Release(2, 1), zookeeper=True
+    )
     return generate_text_21(list(topics), current, proposed)
 
 
@@ -73,8 +85,25 @@ def test_generate_text_as_kafka_21_prints_it(probe: Probe) -> None:
     fixed starts: the same text, byte for byte, so the draws follow Kafka 2.1's topic order too."""
     rng = random.Random(21)
     cases = []
-    for n_topics, max_parts in [(1, 1), (1, 3), (1, 4), (2, 2), (1, 5), (1, 30), (2, 3), (3, 8), (4, 1), (4, 6),
-                                (5, 1), (5, 4), (6, 20), (9, 3), (13, 12), (30, 2), (40, 10)]:
+    for n_topics, max_parts in [
+        (1, 1),
+        (1, 3),
+        (1, 4),
+        (2, 2),
+        (1, 5),
+        (1, 30),
+        (2, 3),
+        (3, 8),
+        (4, 1),
+        (4, 6),
+        (5, 1),
+        (5, 4),
+        (6, 20),
+        (9, 3),
+        (13, 12),
+        (30, 2),
+        (40, 10),
+    ]:
         for _ in range(3):
             brokers = sorted(rng.sample(range(12), rng.randint(3, 7)))
             seed = rng.randrange(-(2**63), 2**63)

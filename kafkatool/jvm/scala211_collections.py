@@ -21,7 +21,7 @@ Checked against the real scala-library 2.11 in tests/test_scala211_reassign_orde
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kafkatool.jvm.hashing import string_hash, to_int32, topic_partition_hash
 from kafkatool.jvm.scala_collections import SMALL_SET_MAX, trie_order_212
@@ -56,7 +56,7 @@ class MutableHashTable211:
 
     __slots__ = ("table", "size", "threshold", "_hash", "_present")
 
-    def __init__(self, hash_fn: Callable[[K], int]) -> None:
+    def __init__(self, hash_fn: Callable[[Any], int]) -> None:
         self.table: list[list[Hashable]] = [[] for _ in range(INITIAL_SIZE)]  # each chain head-first
         self.size = 0
         self.threshold = INITIAL_SIZE * LOAD_FACTOR // LOAD_FACTOR_DENOM

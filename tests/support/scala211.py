@@ -159,12 +159,24 @@ def scala211_probe(work: Path) -> Probe:
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (javac/java) on this machine")
     (work / "Gen21Probe.java").write_text(PROBE)
-    subprocess.run(["javac", "-nowarn", "-cp", jars[-1], "Gen21Probe.java"], cwd=work, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        ["javac", "-nowarn", "-cp", jars[-1], "Gen21Probe.java"],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
 
     def run(cases: list[str]) -> list[str]:
-        done = subprocess.run(["java", "-cp", f"{jars[-1]}:.", "Gen21Probe"], cwd=work, check=True, text=True,
-                              input="\n".join(cases) + "\n", capture_output=True, timeout=300)
+        done = subprocess.run(
+            ["java", "-cp", f"{jars[-1]}:.", "Gen21Probe"],
+            cwd=work,
+            check=True,
+            text=True,
+            input="\n".join(cases) + "\n",
+            capture_output=True,
+            timeout=300,
+        )
         return done.stdout.split("\n")[: len(cases)]
 
     return run
@@ -172,13 +184,17 @@ def scala211_probe(work: Path) -> Probe:
 
 def gen_case(seed: int, start_index: int, brokers: list[int], topics: dict[str, dict[int, list[int]]]) -> str:
     """A `gen` line: `topics` in the file's order, each znode's partitions in this order."""
-    spec = "|".join(f"{t}:" + ";".join(f"{p}={','.join(map(str, r))}" for p, r in parts.items())
-                    for t, parts in topics.items())
+    spec = "|".join(
+        f"{t}:" + ";".join(f"{p}={','.join(map(str, r))}" for p, r in parts.items())
+        for t, parts in topics.items()
+    )
     return f"gen\t{seed}\t{start_index}\t{','.join(map(str, brokers))}\t{spec}"
 
 
 def gen_text(answer: str) -> str:
     """The probe's `gen` answer as Kafka 2.1's `--generate` prints it."""
     current, proposed = answer.split("\t")
-    return (f"Current partition replica assignment\n{current}\n\n"
-            f"Proposed partition reassignment configuration\n{proposed}\n")
+    return (
+        f"Current partition replica assignment\n{current}\n\n"
+        f"Proposed partition reassignment configuration\n{proposed}\n"
+    )
