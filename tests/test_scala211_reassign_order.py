@@ -67,7 +67,11 @@ def _cluster(
     topics: dict[str, dict[int, list[int]]] = {}
     while len(topics) < n_topics:
         rf = rng.randint(1, min(3, len(brokers)))
-        topics[_name(rng)] = {p: rng.sample(brokers, rf) for p in range(rng.randint(1, max_partitions))}
+        mixed = rng.random() < 0.3  # replication factors differing within a topic: its group's head decides
+        topics[_name(rng)] = {
+            p: rng.sample(brokers, rng.randint(1, min(3, len(brokers))) if mixed else rf)
+            for p in range(rng.randint(1, max_partitions))
+        }
     return topics
 
 
