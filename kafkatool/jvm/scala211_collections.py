@@ -1,6 +1,8 @@
 """The iteration order of Scala 2.11/2.12 collections, which Kafka 2.x's Scala tools print.
 
-Kafka 2.1 shipped for Scala 2.11 and 2.12; both have the same collection implementations:
+Kafka 2.1.1 shipped for Scala 2.11.12 and 2.12.7, whose collections order alike (between those two
+tags `mutable.HashTable.index` was only rewritten to the same value, `TraversableLike.groupBy` is
+unchanged, `Map4 + entry` still makes a `HashMap`, `HashTrieMap` only got a faster `get0`):
 
 * `immutable.Map`/`Set` of up to 4 entries (`Map1`..`Map4`, `Set1`..`Set4`) keep insertion order;
   from the 5th entry they are a `HashTrieMap`/`HashTrieSet`, whose iterator walks the 5-bit
