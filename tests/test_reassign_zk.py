@@ -385,3 +385,28 @@ def test_generate_prints_kafka_21s_order_and_draws(kafka: ZkKafka, tmp_path: Pat
                  "--seed", str(seed), "--no-plan-file")
     assert r.code == 0, r.err
     assert r.out == gen_text(probe([gen_case(seed, -1, brokers, layout)])[0])
+
+
+def test_small_topics_keep_their_znodes_order(kafka: ZkKafka, tmp_path: Path) -> None:
+    """Up to 4 partitions in all, Kafka 2.1's Maps keep insertion order: the topic znodes' order, which for
+    a topic Kafka 2.1 created is its `mutable.HashMap` of partition ids' (2, 1, 0 here), not ascending;
+    `--generate` and the `--execute` rollback block print it, as Kafka 2.1's code on scala-library 2.11 does."""
+    from tests.support.scala211 import gen_case, gen_text, scala211_probe
+
+    probe = scala211_probe(tmp_path)
+    layout = {"orders": {2: [2, 0], 1: [1, 2], 0: [0, 1]}}
+    kafka.create_topic("orders", layout["orders"])
+    kafka.zk.set("/brokers/topics/orders", json.dumps(
+        {"version": 1, "partitions": {str(p): r for p, r in layout["orders"].items()}}).encode())
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2",
+                 "--seed", "7", "--no-plan-file")
+    assert r.code == 0, r.err
+    want = gen_text(probe([gen_case(7, -1, [0, 1, 2], layout)])[0])
+    assert r.out == want
+    assert '"partition":2' in want.splitlines()[1][:60]  # the znode's first partition comes first
+    (tmp_path / "r.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 0]}]}))
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json", "--no-plan-file")
+    assert r.code == 0, r.err
+    assert r.out.split("\n")[2] == want.splitlines()[1]  # getReplicaAssignmentForTopics, printed alike

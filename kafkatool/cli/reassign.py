@@ -301,6 +301,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         source = cluster.source
         dirs = current_log_dirs(cluster, result.current) if fmt != "json" else {}
         text_21 = _kafka_21_text(cluster)
+        znode_order = _znode_order(cluster, topics) if text_21 else None
     if o.max_bytes is not None and result.sizes is None:
         raise CliError("reassign: --max-bytes needs the partitions' sizes: give --sizes, or use --strategy minimal")
     if o.max_moves is not None or o.max_bytes is not None:
@@ -345,7 +346,7 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         if text_21:
             from kafkatool.cluster.reassign_21 import generate_text_21
 
-            out = generate_text_21(topics, result.current, printed)
+            out = generate_text_21(topics, result.current, printed, znode_order)
         else:
             out = generate_text(result.current, printed, dirs)
         if result.strategy == "minimal":
@@ -416,7 +417,8 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
             from kafkatool.cluster.reassign_21 import VERIFY_PERIODICALLY_21, rollback_text_21
 
             file_topics = [tp.topic for tp, _ in rf.partitions]
-            sys.stdout.write(rollback_text_21(cluster.assignment(sorted(set(file_topics))), file_topics))
+            sys.stdout.write(rollback_text_21(cluster.assignment(sorted(set(file_topics))), file_topics,
+                                              _znode_order(cluster, file_topics)))
             if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
                 sys.stdout.write(VERIFY_PERIODICALLY_21 + "\n")
             sys.stdout.flush()
@@ -545,6 +547,13 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FINDINGS)
     if result.failed:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _znode_order(cluster: Any, topics: list[str]) -> Any:
+    """The partitions as the topic znodes list them (ZooKeeper only; Kafka 2.x's small Maps keep it)."""
+    from kafkatool.cluster.zk import ZkCluster
+
+    return cluster.znode_order(topics) if isinstance(cluster, ZkCluster) else None
 
 
 def _kafka_21_text(cluster: Any) -> bool:

@@ -74,10 +74,26 @@ def _entry(tp: TopicPartition, replicas: Iterable[int]) -> str:
             f'"log_dirs":[{dirs}]}}')
 
 
-def rollback_text_21(whole_topics: Assignment, file_topics: Sequence[str]) -> str:
+def _inserted(
+    topics: Sequence[str], parts: Iterable[TopicPartition], znode_order: Sequence[TopicPartition] | None
+) -> list[TopicPartition]:
+    """`getReplicaAssignmentForTopics`' insertion order: the topics in the file's order (a `Set` of up
+    to 4 keeps it; with more the Map is a trie anyway), each topic's partitions as its znode lists
+    them (`znode_order`; ascending without it)."""
+    known = set(parts)
+    listed = [tp for tp in dict.fromkeys(znode_order or ()) if tp in known]
+    listed += sorted(known.difference(listed))
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in listed:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    return [tp for t in dict.fromkeys(topics) for tp in by_topic.get(t, [])]
+
+
+def rollback_text_21(
+    whole_topics: Assignment, file_topics: Sequence[str], znode_order: Sequence[TopicPartition] | None = None
+) -> str:
     """`printCurrentAssignment`: every partition of the file's topics, in the Map's order."""
-    inserted = [tp for t in dict.fromkeys(file_topics)
-                for tp in sorted(tp for tp in whole_topics if tp.topic == t)]
+    inserted = _inserted(file_topics, whole_topics, znode_order)
     entries = ",".join(_entry(tp, whole_topics[tp]) for tp in scala_map_order(inserted))
     return ("Current partition replica assignment\n\n"
             f'{{"version":1,"partitions":[{entries}]}}\n\n'
@@ -109,17 +125,12 @@ class GenerateOrder21:
     proposed: list[TopicPartition]
 
 
-def generate_order_21(topics: Sequence[str], current: Iterable[TopicPartition]) -> GenerateOrder21:
-    """Kafka 2.1's `generateAssignment` orders for the file's `topics` and their partitions `current`.
-
-    The current Map is filled topic by topic in the file's order (`Set1`..`Set4` keep it; a larger
-    set makes the Map larger than 4 anyway), each topic's partitions in its znode's order, taken
-    ascending here.
-    """
-    by_topic: dict[str, list[TopicPartition]] = {}
-    for tp in current:
-        by_topic.setdefault(tp.topic, []).append(tp)
-    inserted = [tp for t in dict.fromkeys(topics) for tp in sorted(by_topic.get(t, []))]
+def generate_order_21(
+    topics: Sequence[str], current: Iterable[TopicPartition], znode_order: Sequence[TopicPartition] | None = None
+) -> GenerateOrder21:
+    """Kafka 2.1's `generateAssignment` orders for the file's `topics` and their partitions `current`
+    (`znode_order`: as the topic znodes list them, which decides for up to 4 partitions in all)."""
+    inserted = _inserted(topics, current, znode_order)
     cur = s211.topic_partition_map_order(inserted)
     trie = len(cur) > SMALL_SET_MAX  # groupBy's per-topic builders start from the source map's `empty`
     grouped: dict[str, list[TopicPartition]] = {}
@@ -141,8 +152,13 @@ def _assignment_json(order: Iterable[TopicPartition], assignment: Assignment) ->
     return '{"version":1,"partitions":[' + ",".join(_entry(tp, assignment[tp]) for tp in listed) + "]}"
 
 
-def generate_text_21(topics: Sequence[str], current: Assignment, proposed: Assignment) -> str:
+def generate_text_21(
+    topics: Sequence[str],
+    current: Assignment,
+    proposed: Assignment,
+    znode_order: Sequence[TopicPartition] | None = None,
+) -> str:
     """What Kafka 2.1's `--generate` prints, in its collections' orders."""
-    order = generate_order_21(topics, current)
+    order = generate_order_21(topics, current, znode_order)
     return (f"Current partition replica assignment\n{_assignment_json(order.current, current)}\n\n"
             f"Proposed partition reassignment configuration\n{_assignment_json(order.proposed, proposed)}\n")
