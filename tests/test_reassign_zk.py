@@ -73,16 +73,23 @@ def test_generate_prints_kafkas_text_and_saves_a_plan(kafka: ZkKafka, tmp_path: 
     proposed = {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1], 5: [0, 2, 3], 6: [1, 3, 4],
                 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
 
-    def js(a: dict[int, list[int]]) -> str:
+    def js(a: dict[int, list[int]], order: list[int]) -> str:
         return json.dumps({"version": 1, "partitions": [
-            {"topic": "orders", "partition": p, "replicas": r, "log_dirs": ["any"] * len(r)} for p, r in sorted(a.items())]},
+            {"topic": "orders", "partition": p, "replicas": a[p], "log_dirs": ["any"] * len(a[p])} for p in order]},
             separators=(",", ":"))
 
     current = {p: [p % 3, (p + 1) % 3, (p + 2) % 3] for p in range(10)}
-    assert r.out == (f"Current partition replica assignment\n{js(current)}\n\n"
-                     f"Proposed partition reassignment configuration\n{js(proposed)}\n")
+    # Kafka 2.1's tool (this cluster's): its Scala 2.11/2.12 Maps' orders, as scala-library 2.11 iterates them
+    # (the current assignment: an immutable HashMap; the proposal: a mutable.HashMap)
+    assert r.out == (f"Current partition replica assignment\n{js(current, [8, 0, 3, 1, 5, 6, 9, 2, 7, 4])}\n\n"
+                     "Proposed partition reassignment configuration\n"
+                     f"{js(proposed, [8, 2, 5, 7, 4, 9, 1, 6, 3, 0])}\n")
+    r33 = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list",
+                   "0,1,2,3,4", "--start-index", "0", "--no-plan-file", release="3.3")
+    assert r33.out == (f"Current partition replica assignment\n{js(current, list(range(10)))}\n\n"
+                       f"Proposed partition reassignment configuration\n{js(proposed, list(range(10)))}\n")
     plan = json.loads((tmp_path / "plan.json").read_text())
-    assert plan["version"] == 1 and plan["partitions"] == json.loads(js(proposed))["partitions"]
+    assert plan["version"] == 1 and plan["partitions"] == json.loads(js(proposed, list(range(10))))["partitions"]
     meta = plan["kafkatool"]
     assert meta["kind"] == "plan" and meta["strategy"] == "kafka" and meta["start_index"] == 0
     assert {(c["partition"], tuple(c["replicas"])) for c in meta["current"]} == {(p, tuple(r)) for p, r in current.items()}
@@ -352,3 +359,54 @@ def test_kafka_21s_own_words_on_a_21_cluster(kafka: ZkKafka, tmp_path: Path) -> 
     assert r.out.endswith("Successfully started reassignment of partitions.\n")
     r = reassign(kafka, tmp_path, "--verify", "--reassignment-json-file", "b.json")
     assert [int(line.split()[3].split("-")[1]) for line in r.out.splitlines()[1:]] == want
+
+
+@pytest.mark.parametrize("seed", [0, 42, -7134561298374659281])
+@pytest.mark.parametrize("topics", [
+    {"orders": 3},  # Map3: the znode's order; the proposal's mutable.HashMap of partition ids
+    {"orders": 2, "big": 2},  # four partitions: Map4, topics drawn in groupBy's mutable.HashMap order
+    {"orders": 6, "payments": 1, "big": 12},  # hash tries, one table resize
+    {f"t{i}.log": i % 4 + 1 for i in range(9)},  # many topics: the draws in the trie's order of names
+])
+def test_generate_prints_kafka_21s_order_and_draws(kafka: ZkKafka, tmp_path: Path, topics: dict[str, int],
+                                                    seed: int) -> None:
+    """The whole `--generate` text of Kafka 2.1.1's tool on this 2.1 cluster, against Kafka 2.1's
+    generateAssignment run on the real scala-library 2.11 (tests/support/scala211.py): same seed, same
+    draws in the same topic order, same printed orders."""
+    from tests.support.scala211 import gen_case, gen_text, scala211_probe
+
+    probe = scala211_probe(tmp_path)
+    brokers = [0, 1, 2, 3, 4]
+    layout = {t: {p: [(p + i) % 5, (p + i + 1) % 5] for p in range(n)} for i, (t, n) in enumerate(topics.items())}
+    for t, parts in layout.items():
+        kafka.create_topic(t, parts)
+    (tmp_path / "t.json").write_text(json.dumps({"version": 1, "topics": [{"topic": t} for t in layout]}))
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2,3,4",
+                 "--seed", str(seed), "--no-plan-file")
+    assert r.code == 0, r.err
+    assert r.out == gen_text(probe([gen_case(seed, -1, brokers, layout)])[0])
+
+
+def test_small_topics_keep_their_znodes_order(kafka: ZkKafka, tmp_path: Path) -> None:
+    """Up to 4 partitions in all, Kafka 2.1's Maps keep insertion order: the topic znodes' order, which for
+    a topic Kafka 2.1 created is its `mutable.HashMap` of partition ids' (2, 1, 0 here), not ascending;
+    `--generate` and the `--execute` rollback block print it, as Kafka 2.1's code on scala-library 2.11 does."""
+    from tests.support.scala211 import gen_case, gen_text, scala211_probe
+
+    probe = scala211_probe(tmp_path)
+    layout = {"orders": {2: [2, 0], 1: [1, 2], 0: [0, 1]}}
+    kafka.create_topic("orders", layout["orders"])
+    kafka.zk.set("/brokers/topics/orders", json.dumps(
+        {"version": 1, "partitions": {str(p): r for p, r in layout["orders"].items()}}).encode())
+    (tmp_path / "t.json").write_text(TOPICS_JSON)
+    r = reassign(kafka, tmp_path, "--generate", "--topics-to-move-json-file", "t.json", "--broker-list", "0,1,2",
+                 "--seed", "7", "--no-plan-file")
+    assert r.code == 0, r.err
+    want = gen_text(probe([gen_case(7, -1, [0, 1, 2], layout)])[0])
+    assert r.out == want
+    assert '"partition":2' in want.splitlines()[1][:60]  # the znode's first partition comes first
+    (tmp_path / "r.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 0]}]}))
+    r = reassign(kafka, tmp_path, "--execute", "--reassignment-json-file", "r.json", "--no-plan-file")
+    assert r.code == 0, r.err
+    assert r.out.split("\n")[2] == want.splitlines()[1]  # getReplicaAssignmentForTopics, printed alike

@@ -26,7 +26,7 @@ from kafkatool.cli.render import check_format, render_json, render_rows
 
 HELP = """Move partition replicas between brokers, as Kafka's kafka-reassign-partitions.sh does.
 
-Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 2.1 (ZooKeeper --execute and --verify), 3.3 and 4.0 to 4.4 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
+Exactly one action: --generate, --execute, --verify, --cancel or --list. Text output is what the tool of the brokers' Kafka release prints (or of --kafka-release; 2.1 (ZooKeeper --generate, --execute and --verify), 3.3 and 4.0 to 4.4 are modelled, order of JVM collections included). Beyond Kafka: --strategy minimal (goals in order: racks kept; required moves; replicas per broker within ±1 with the fewest moves; every topic's replicas within ±1 unless --no-topic-balance; preferred leaders per broker, then per topic, within ±1 by reordering only), each plan scored on every goal beside the current state, --remove-brokers, --replace OLD=NEW, --replication-factor N and --max-moves/--max-bytes stages, --seed to reproduce Kafka's random assignment, plan files that remember the current assignment so --execute refuses when the cluster changed since (--force to override), atomic ZooKeeper writes, and throttles rolled back if the Admin API accepted nothing.
 
 --generate saves a plan file (Kafka's JSON plus a "kafkatool" section; pass it to --execute or to Kafka's tool); --execute prints and saves the rollback JSON. --verify exits 0 when every reassignment completed (and clears throttles), 1 while any is in progress, 3 when one ended with other replicas than asked. Refusals (reassignment in progress, drift) exit 1. Over ZooKeeper, --execute during a reassignment changes its throttle, as Kafka 2.x did.
 
@@ -300,6 +300,8 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
         )
         source = cluster.source
         dirs = current_log_dirs(cluster, result.current) if fmt != "json" else {}
+        text_21 = _kafka_21_text(cluster)
+        znode_order = _znode_order(cluster, topics) if text_21 else None
     if o.max_bytes is not None and result.sizes is None:
         raise CliError("reassign: --max-bytes needs the partitions' sizes: give --sizes, or use --strategy minimal")
     if o.max_moves is not None or o.max_bytes is not None:
@@ -341,7 +343,12 @@ def _generate(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) -
             "plan_file": str(plan_path) if plan_path else None,
         })
     else:
-        out = generate_text(result.current, printed, dirs)
+        if text_21:
+            from kafkatool.cluster.reassign_21 import generate_text_21
+
+            out = generate_text_21(topics, result.current, printed, znode_order)
+        else:
+            out = generate_text(result.current, printed, dirs)
         if result.strategy == "minimal":
             out += "\n" + format_summary(result.summary, target)
         if result.comparison:
@@ -410,7 +417,8 @@ def _execute(o: ReassignOptions, conn: dict[str, Any], fmt: str, quiet: bool) ->
             from kafkatool.cluster.reassign_21 import VERIFY_PERIODICALLY_21, rollback_text_21
 
             file_topics = [tp.topic for tp, _ in rf.partitions]
-            sys.stdout.write(rollback_text_21(cluster.assignment(sorted(set(file_topics))), file_topics))
+            sys.stdout.write(rollback_text_21(cluster.assignment(sorted(set(file_topics))), file_topics,
+                                              _znode_order(cluster, file_topics)))
             if o.throttle >= 0 or o.replica_alter_log_dirs_throttle >= 0:
                 sys.stdout.write(VERIFY_PERIODICALLY_21 + "\n")
             sys.stdout.flush()
@@ -539,6 +547,13 @@ def _verify(o: ReassignOptions, conn: dict[str, Any], fmt: str) -> None:
         raise typer.Exit(EXIT_FINDINGS)
     if result.failed:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _znode_order(cluster: Any, topics: list[str]) -> Any:
+    """The partitions as the topic znodes list them (ZooKeeper only; Kafka 2.x's small Maps keep it)."""
+    from kafkatool.cluster.zk import ZkCluster
+
+    return cluster.znode_order(topics) if isinstance(cluster, ZkCluster) else None
 
 
 def _kafka_21_text(cluster: Any) -> bool:

@@ -156,10 +156,16 @@ def broker_metadata(
 
 
 def kafka_topic_order(
-    topics: Sequence[str], current: Assignment, text: Release | None = None
+    topics: Sequence[str], current: Assignment, text: Release | None = None, zookeeper: bool = False
 ) -> list[tuple[str, list[TopicPartition]]]:
     """Topics (with their partitions, the first one giving the replication factor) in the order the
-    `--generate` of Kafka release `text` (default: the Java tool, 3.7+) assigns them."""
+    `--generate` of Kafka release `text` (default: the Java tool, 3.7+) assigns them; over ZooKeeper
+    before 2.6, Kafka 2.1's Scala 2.11/2.12 tool (`reassign_21.generate_order_21`)."""
+    if text is not None and zookeeper:
+        from kafkatool.cluster.reassign_21 import generate_order_21, uses_21_text
+
+        if uses_21_text(text):
+            return generate_order_21(topics, current).topics
     if text is not None and tools_in_scala(text):
         return _scala_topic_order(current)
     return _java_topic_order(topics, current)
@@ -210,11 +216,13 @@ def generate_kafka(
     start_index: int = -1,
     replica_shift: int | None = None,
     text: Release | None = None,
+    zookeeper: bool = False,
 ) -> Assignment:
-    """Kafka's `--generate` proposal (release `text`): every topic reassigned from scratch over `brokers`."""
+    """Kafka's `--generate` proposal (release `text`; `zookeeper`: the ZooKeeper tool of that release):
+    every topic reassigned from scratch over `brokers`."""
     rng = rng if rng is not None else JavaRandom()
     proposed: Assignment = {}
-    for topic, parts in kafka_topic_order(topics, current, text):
+    for topic, parts in kafka_topic_order(topics, current, text, zookeeper):
         rf = len(current[parts[0]])
         assigned = assign_replicas_to_brokers(
             brokers, len(parts), rf, fixed_start_index=start_index, rng=rng, replica_shift=replica_shift

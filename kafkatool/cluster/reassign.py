@@ -564,7 +564,8 @@ def generate(
             used_seed = random.SystemRandom().randrange(-(2**63), 2**63)
         rng = JavaRandom(used_seed if used_seed is not None else 0)
         start = -1 if start_index is None else start_index
-        return generate_kafka(topics, current, metas, rng, start, replica_shift, text=cluster.text_release())
+        return generate_kafka(topics, current, metas, rng, start, replica_shift, text=cluster.text_release(),
+                              zookeeper=cluster.kind == "zookeeper")
 
     if strategy == "kafka":
         proposed = kafka_plan()

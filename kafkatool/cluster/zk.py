@@ -308,6 +308,13 @@ class ZkCluster(Cluster):
         znodes = self._topic_znodes(names)
         return {TopicPartition(t, p): list(znodes[t]["partitions"][p]) for t in names for p in sorted(znodes[t]["partitions"])}
 
+    def znode_order(self, topics: Iterable[str]) -> list[TopicPartition]:
+        """The partitions of `topics` as their znodes list them (missing topics left out): Kafka 2.x's
+        tools keep that order in Maps of up to 4 entries (`reassign_21`)."""
+        names = list(dict.fromkeys(topics))
+        znodes = self._topic_znodes(names, missing_ok=True)
+        return [TopicPartition(t, p) for t in names if t in znodes for p in znodes[t]["partitions"]]
+
     def legacy_reassignment(self) -> dict[TopicPartition, list[int]]:
         """The targets in `/admin/reassign_partitions` (empty when no reassignment is running)."""
         got = self._get(REASSIGN)
