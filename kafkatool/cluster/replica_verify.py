@@ -103,7 +103,7 @@ def _batches(records: bytes | None) -> list[_Batch]:
 
 
 class ReplicaVerifier:
-    """Rounds of debugging-replica Fetches over a `BrokerOffsets` connection (cluster/groups.py)."""
+    """Rounds of debugging-replica Fetches over a `BrokerOffsets` connection (cluster/groups/broker_offsets.py)."""
 
     def __init__(self, brokers: Any, topic_regex: str, initial_time: int = LATEST,
                  fetch_size: int = DEFAULT_FETCH_SIZE, max_wait_ms: int = DEFAULT_MAX_WAIT_MS) -> None:
