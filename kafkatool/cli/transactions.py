@@ -13,7 +13,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
 from kafkatool.cli.errors import EXIT_FINDINGS, CliError
-from kafkatool.cli.kraft_options import kraft_channel
+from kafkatool.cli.kraft_options import KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_json, render_rows
 
 transactions_app = typer.Typer(
@@ -35,9 +35,6 @@ Examples:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(transactions_app, name="transactions")
-
-_FORMAT = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table.")
-
 
 @contextmanager
 def _session(bootstrap: str | None, command_config: Path | None, timeout: float, thing: str) -> Iterator[Any]:
@@ -74,7 +71,7 @@ def list_cmd(
     duration_filter: int | None = typer.Option(
         None, "--duration-filter", metavar="MS", help="Only transactions running longer than this."
     ),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -117,7 +114,7 @@ Examples:
 @handle_errors
 def describe(
     transactional_id: str = typer.Option(None, "--transactional-id", help="The transactional id (required)."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -175,7 +172,7 @@ def describe_producers(
     topic: str = typer.Option(None, "--topic", help="Topic (required)."),
     partition: int | None = typer.Option(None, "--partition", help="Partition (required)."),
     broker_id: int | None = typer.Option(None, "--broker-id", help="Ask this replica instead of the leader."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -242,7 +239,7 @@ def find_hanging(
     now: str | None = typer.Option(
         None, "--now", help="With --log-dir: the time ages are measured against (ISO-8601; default: now)."
     ),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -314,7 +311,7 @@ def abort(
         None, "--coordinator-epoch", help="Coordinator epoch (-1 reads as 0)."
     ),
     execute: bool = typer.Option(False, "--execute", help="Write the abort marker (otherwise only show it)."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
