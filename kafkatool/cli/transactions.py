@@ -36,6 +36,7 @@ Examples:
 )
 app.add_typer(transactions_app, name="transactions")
 
+
 @contextmanager
 def _session(bootstrap: str | None, command_config: Path | None, timeout: float, thing: str) -> Iterator[Any]:
     """A broker channel; Kafka's tool failures print its own line and exit 1."""
