@@ -116,81 +116,22 @@ MANY = [
         ]
     )
 ]
+
+
+def five(lags: list[int], offset: int | None = None) -> list[Commit]:
+    """The table's five commits 100 s apart, at offsets 1000..5000 (or all at `offset`), with these lags."""
+    return burrow([(o if offset is None else offset, t, lag) for (o, t), lag in zip(FIVE, lags, strict=True)])
+
+
 BURROW_TABLE = [
     # window, broker offsets, current lag, now (s), stopped, rewound, stalled, lag never decreased, recent zero, status
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        600,
-        False,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        900,
-        False,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        STOP,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [50, 100, 150, 200, 250], strict=True)]),
-        [5250],
-        250,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        STOP,
-    ),
-    (
-        burrow([(1000, t, lag) for (_, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [1200],
-        200,
-        600,
-        False,
-        False,
-        True,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(1000, t, lag) for (_, t), lag in zip(FIVE, [100, 150, 200, 250, 300], strict=True)]),
-        [1300],
-        300,
-        600,
-        False,
-        False,
-        True,
-        True,
-        False,
-        STALL,
-    ),
-    (burrow([(1000, t, 100) for (_, t) in FIVE]), [1100], 100, 600, False, False, True, True, False, STALL),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 600, False, False, False, True, False, OK),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 900, False, False, False, True, False, OK),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 1000, True, False, False, True, False, STOP),
+    (five([50, 100, 150, 200, 250]), [5250], 250, 1000, True, False, False, True, False, STOP),
+    (five([0, 50, 100, 150, 200], 1000), [1200], 200, 600, False, False, True, True, False, OK),
+    (five([100, 150, 200, 250, 300], 1000), [1300], 300, 600, False, False, True, True, False, STALL),
+    (five([100] * 5, 1000), [1100], 100, 600, False, False, True, True, False, STALL),
     (
         burrow(
             [
@@ -211,18 +152,7 @@ BURROW_TABLE = [
         False,
         REWIND,
     ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [50, 100, 150, 200, 250], strict=True)]),
-        [5250],
-        0,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
+    (five([50, 100, 150, 200, 250]), [5250], 0, 1000, True, False, False, True, False, OK),
     (
         burrow([(o, t, 0) for o, t in MANY]),
         [792749024, 792749000, 792748800, 792748600, 792748500],
