@@ -39,7 +39,7 @@ from kafkatool.ops.lagstatus import (
     lag_never_decreased,
     recent_lag_zero,
 )
-from tests.support.cli import run_kafkatool
+from tests.support.cli import Result, run_kafkatool
 from tests.support.clock import FakeClock
 from tests.support.fake_groups import FakeKafkaCluster
 from tests.test_offsets_offline import OffsetsLogBuilder, commit_key, commit_value
@@ -282,6 +282,11 @@ def watch_json(log_dir: Path, *args: str) -> tuple[int, dict, str]:
     return res.code, {g["group"]: g for g in json.loads(res.out)["groups"]}, res.err
 
 
+def watch_live(c: FakeKafkaCluster, *args: str) -> Result:
+    """`offsets watch` against the fake cluster."""
+    return run_kafkatool("offsets", "watch", "--bootstrap-server", c.bootstrap, *args)
+
+
 def test_offline_history_statuses_and_exit_codes(history: Path) -> None:
     now = str(T0 + 60_000)
     code, groups, err = watch_json(history, "--all-groups", "--now", now, "--window", "3")
@@ -375,20 +380,7 @@ def test_live_samples_over_the_admin_api(clock: FakeClock) -> None:
     with FakeKafkaCluster(brokers=2) as c:
         c.add_topic("orders", 2, log_end=100)
         c.add_group("app", state="Empty", offsets={("orders", 0): (40, ""), ("orders", 1): (100, "")})
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--group",
-            "app",
-            "--window",
-            "3",
-            "--interval",
-            "30",
-            "--format",
-            "ndjson",
-        )
+        res = watch_live(c, "--group", "app", "--window", "3", "--interval", "30", "--format", "ndjson")
     assert res.code == 4, res.err
     assert "__consumer_offsets cannot be read" in res.err and res.err.count("\n") == 1
     lines = ndjson(res.out)
@@ -410,18 +402,7 @@ def test_live_samples_window_one_is_not_stop(clock: FakeClock) -> None:
     with FakeKafkaCluster(brokers=1) as c:
         c.add_topic("orders", 1, log_end=100)
         c.add_group("app", state="Empty", offsets={("orders", 0): (40, "")})
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--group",
-            "app",
-            "--window",
-            "1",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--group", "app", "--window", "1", "--format", "json")
     assert res.code == 0, res.err
     assert json.loads(res.out)["groups"][0]["partition_statuses"][0]["status"] == "OK"
 
@@ -431,19 +412,7 @@ def test_live_samples_all_groups_are_listed_every_round(clock: FakeClock) -> Non
         c.add_topic("orders", 1, log_end=100)
         c.add_group("old", state="Empty", offsets={("orders", 0): (100, "")})
         clock.at(T0 + 115_000, lambda: c.add_group("new", state="Empty", offsets={("orders", 0): (100, "")}))
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--all-groups",
-            "--window",
-            "3",
-            "--interval",
-            "10",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--all-groups", "--window", "3", "--interval", "10", "--format", "json")
         listed = sum(c.count("ListGroups").values())
     assert res.code == 0, res.err
     assert [g["group"] for g in json.loads(res.out)["groups"]] == ["new", "old"] and listed == 3
@@ -492,21 +461,7 @@ def live_consumer(
 
 
 def run_live(c: FakeKafkaCluster, group: str, *args: str) -> tuple[int, list[dict], str]:
-    res = run_kafkatool(
-        "offsets",
-        "watch",
-        "--bootstrap-server",
-        c.bootstrap,
-        "--group",
-        group,
-        "--window",
-        "10",
-        "--interval",
-        "10",
-        "--format",
-        "ndjson",
-        *args,
-    )
+    res = watch_live(c, "--group", group, "--window", "10", "--interval", "10", "--format", "ndjson", *args)
     return res.code, ndjson(res.out), res.err
 
 
@@ -587,19 +542,7 @@ def test_live_commits_all_groups_sees_groups_created_during_the_run(clock: FakeC
     with cluster_with_commit_log() as c:
         live_consumer(c, clock, "old", [20, 35, 25, 30, 22], until_s=200)
         clock.at(T0 + 122_000, lambda: c.write_commit("new", "orders", 0, 1200, clock.now_ms()))
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--all-groups",
-            "--window",
-            "5",
-            "--interval",
-            "10",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--all-groups", "--window", "5", "--interval", "10", "--format", "json")
         listed = sum(c.count("ListGroups").values())
     assert res.code == 0, res.err
     groups = {g["group"]: g for g in json.loads(res.out)["groups"]}
