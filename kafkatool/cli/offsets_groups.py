@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -295,21 +296,9 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
             if end is None or end.offset is None:
                 raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
             plan[tp] = end.offset
-    if execute:
-        failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
-        if failed:
-            (t, p), e = next(iter(failed.items()))
-            raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
-    if fmt == "text":
-        # kafka-share-groups.sh resets from 4.2 (4.1's refuses "not yet implemented"): 4.2's text at least
-        plans = [rep.ResetPlan(group, plan, [], empty)]
-        release = max(text_release(), _release(4, 2))
-        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
-    else:
-        render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
-                     for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
-    if not execute:
-        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    plans = [rep.ResetPlan(group, plan, [], empty)]
+    _share_apply(sg, group, plan, execute, fmt,
+                 lambda release: rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
 
 
 def _share_reset_to(sg: Any, bo: Any, group: str, wanted: list[tuple[str, int]], to_offset: int | None,
@@ -338,13 +327,22 @@ def _share_reset_to(sg: Any, bo: Any, group: str, wanted: list[tuple[str, int]],
                 plan[tp] = end.offset
             else:
                 raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
+    _share_apply(sg, group, plan, execute, fmt,
+                 lambda release: rep.format_reset([rep.ResetPlan(group, plan, [], [])], release))
+
+
+def _share_apply(sg: Any, group: str, plan: dict[tuple[str, int], int], execute: bool, fmt: str,
+                 text: Callable[[Any], str]) -> None:
+    """How every share reset ends: AlterShareGroupOffsets under --execute (the first refused partition fails
+    it), the plan shown (`text` in the release's words: kafka-share-groups.sh resets from 4.2, 4.1's
+    refuses "not yet implemented", so 4.2's text at least), and the dry run said on stderr."""
     if execute:
         failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
         if failed:
             (t, p), e = next(iter(failed.items()))
             raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
     if fmt == "text":
-        _emit(rep.format_reset([rep.ResetPlan(group, plan, [], [])], max(text_release(), _release(4, 2))))
+        _emit(text(max(text_release(), _release(4, 2))))
     else:
         render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
                      for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
