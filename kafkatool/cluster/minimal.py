@@ -549,14 +549,7 @@ class _Planner:
                     if tl[c] <= tl[start] - 2:
                         back = None if lead[c] < lead[start] else self._give_back(c, start, t)
                         if lead[c] < lead[start] or back is not None:
-                            path: list[tuple[int, int]] = []
-                            node = c
-                            while prev[node] is not None:
-                                pb, pi = prev[node]  # type: ignore[misc]
-                                path.append((pi, node))
-                                node = pb
-                            path.reverse()
-                            return path, back
+                            return _steps_to(prev, c), back
                     queue.append(c)
         return None
 
@@ -608,14 +601,7 @@ class _Planner:
                         continue  # this step would leave topic t's leaders further apart
                     prev[c] = (b, i)
                     if lead[c] <= goal:
-                        path: list[tuple[int, int]] = []
-                        node = c
-                        while prev[node] is not None:
-                            pb, pi = prev[node]  # type: ignore[misc]
-                            path.append((pi, node))
-                            node = pb
-                        path.reverse()
-                        return path
+                        return _steps_to(prev, c)
                     queue.append(c)
         return None
 
@@ -627,3 +613,14 @@ class _Planner:
                 self._balance_topics()
             self._balance_leaders()
         return {tp: reps for tp, reps in zip(self.tps, self.replicas, strict=True)}
+
+
+def _steps_to(prev: dict[int, tuple[int, int] | None], node: int) -> list[tuple[int, int]]:
+    """The search's way to `node`, from its start: each step (partition, the broker it hands leadership to)."""
+    path: list[tuple[int, int]] = []
+    while (step := prev[node]) is not None:
+        pb, pi = step
+        path.append((pi, node))
+        node = pb
+    path.reverse()
+    return path
