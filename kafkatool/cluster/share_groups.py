@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.api_message import ApiMessage
-
 from kafkatool.cluster import schemas
 from kafkatool.cluster.connect import ClusterError, ClusterInputError
 from kafkatool.cluster.groups import KafkaGroups
@@ -38,36 +36,10 @@ SHARE_GROUP_DESCRIBE = 77
 GROUP_ID_NOT_FOUND = 69
 
 
-class ShareGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class ShareGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
+ShareGroupDescribeRequest, ShareGroupDescribeResponse = schemas.api_messages("ShareGroupDescribe")
+DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse = schemas.api_messages("DescribeShareGroupOffsets")
+AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse = schemas.api_messages("AlterShareGroupOffsets")
+DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse = schemas.api_messages("DeleteShareGroupOffsets")
 
 
 class ShareGroupsUnsupported(ClusterInputError):

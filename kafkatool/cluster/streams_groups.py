@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.api_message import ApiMessage
-
 from kafkatool.cluster import schemas
 from kafkatool.cluster.connect import ClusterInputError
 from kafkatool.cluster.model import Broker
@@ -25,12 +23,7 @@ __all__ = ["StreamsGroup", "StreamsMember", "StreamsGroups", "StreamsGroupsUnsup
 Tasks = list[tuple[str, list[int]]]  # (subtopology id, partitions) in the broker's order
 
 
-class StreamsGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class StreamsGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
+StreamsGroupDescribeRequest, StreamsGroupDescribeResponse = schemas.api_messages("StreamsGroupDescribe")
 
 
 class StreamsGroupsUnsupported(ClusterInputError):
