@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -107,14 +109,10 @@ def groups(
         if group_type not in types:
             raise CliError(f"offsets groups: --group-type {group_type!r}: valid types are 'classic', 'consumer', "
                            "'share' and 'streams'")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets groups: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.share_groups import ShareGroups
 
-    with _translate("offsets groups"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets groups", bootstrap_server, command_config, timeout) as (bo, _bootstrap):
         listed = ShareGroups(KafkaGroups(bo)).list_all()
     if streams and text_release() < STREAMS_FILTER_SINCE:
         raise CliError(f"offsets groups: --streams came with Kafka {STREAMS_FILTER_SINCE}'s kafka-groups.sh")
@@ -180,16 +178,12 @@ def share(
         raise CliError("offsets share: --to-earliest/--to-latest/--to-datetime/--execute/--dry-run go with --reset-offsets")
     if execute and dry_run:
         raise CliError("offsets share: give --execute or --dry-run, not both")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets share: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.share_groups import ShareGroups
 
-    with _translate("offsets share"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets share", bootstrap_server, command_config, timeout) as (bo, bootstrap):
         sg = ShareGroups(KafkaGroups(bo))
-        sg.require(bootstrap_server)
+        sg.require(bootstrap)
         if list_:
             _share_list(sg, state, fmt)
         elif describe:
@@ -202,6 +196,19 @@ def share(
             _share_delete_offsets(sg, groups_[0], topics, fmt)
         else:
             _share_delete(sg, groups_, all_groups, fmt)
+
+
+@contextmanager
+def _groups_session(thing: str, bootstrap_server: str | None, command_config: Path | None,
+                    timeout: float) -> Iterator[tuple[Any, str]]:
+    """The brokers of --bootstrap-server (else the profile's) within --timeout, cluster failures as one line:
+    (the connection, the bootstrap servers asked)."""
+    deadline = _check_timeout(timeout)
+    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
+    if not bootstrap_server:
+        raise CliError(f"{thing}: give --bootstrap-server")
+    with _translate(thing), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+        yield bo, bootstrap_server
 
 
 def _share_list(sg: Any, with_state: bool, fmt: str) -> None:

@@ -16,15 +16,11 @@ from kafkatool.cli.offsets import (
     _GROUP,
     _TIMEOUT,
     TEXT_FORMATS,
-    _brokers,
-    _check_timeout,
     _emit,
-    _profile,
     _split,
-    _translate,
     offsets_app,
 )
-from kafkatool.cli.offsets_groups import _release
+from kafkatool.cli.offsets_groups import _groups_session, _release
 from kafkatool.cli.render import check_format, render_rows
 from kafkatool.release import text_release
 
@@ -114,18 +110,14 @@ def streams(
     if sum((members, state, offsets)) > 1 or ((members or offsets or verbose) and not describe):
         raise CliError("offsets streams: --members, --state, --offsets and --verbose describe (--state also lists); "
                        "give at most one of --members, --state and --offsets")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets streams: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.streams_groups import StreamsGroups
     from kafkatool.ops import streams_text as st
 
-    with _translate("offsets streams"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets streams", bootstrap_server, command_config, timeout) as (bo, bootstrap):
         kg = KafkaGroups(bo)
         sg = StreamsGroups(kg)
-        sg.require(bootstrap_server)
+        sg.require(bootstrap)
         if list_:
             from kafkatool.ops.share_text import share_list_text
 
