@@ -348,11 +348,20 @@ def _share_apply(sg: Any, group: str, plan: dict[tuple[str, int], int], execute:
         if failed:
             (t, p), e = next(iter(failed.items()))
             raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
+    from kafkatool.ops import offsets_report as rep
+
+    _show_reset([rep.ResetPlan(group, plan, [], [])], fmt, execute, lambda: text(max(text_release(), _release(4, 2))))
+
+
+def _show_reset(plans: list[Any], fmt: str, execute: bool, text: Callable[[], str]) -> None:
+    """A reset's plans as Kafka's tool prints them (`text`) or as rows (group, topic, partition, new_offset,
+    executed), then, without --execute, the dry run said on stderr."""
     if fmt == "text":
-        _emit(text(max(text_release(), _release(4, 2))))
+        _emit(text())
     else:
-        render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
-                     for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
+        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
+                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
+                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
     if not execute:
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
 

@@ -20,7 +20,7 @@ from kafkatool.cli.offsets import (
     _split,
     offsets_app,
 )
-from kafkatool.cli.offsets_groups import _groups_session, _release
+from kafkatool.cli.offsets_groups import _groups_session, _release, _show_reset
 from kafkatool.cli.render import check_format, render_rows
 from kafkatool.release import text_release
 
@@ -250,15 +250,9 @@ def _streams_reset(sg: Any, kg: Any, bo: Any, names: list[str], spec: Any, topic
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
-    if fmt == "text":
-        release = _release(4, 0)  # StreamsGroupCommand.printOffsetsToReset: "%-30s %-30s %-10s %-15s"
-        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
-    else:
-        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
-                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
-                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
-    if not execute:
-        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    release = _release(4, 0)  # StreamsGroupCommand.printOffsetsToReset: "%-30s %-30s %-10s %-15s"
+    _show_reset(plans, fmt, execute,
+                lambda: rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
     if refused:
         raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""),
                        EXIT_FINDINGS)
