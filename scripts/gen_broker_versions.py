@@ -19,6 +19,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 MIRROR = Path("/work/.mirror")
@@ -59,6 +60,23 @@ def _strip_comments(text: str) -> str:
 def load_spec(text: str) -> dict:
     """A message spec: JSON with // comments (2.8.0's DescribeProducersRequest has stray brackets after it)."""
     return json.JSONDecoder().raw_decode(_strip_comments(text).strip())[0]
+
+
+def compact_fields(fields: list[dict], common: dict[str, dict], facts: Callable[[dict], dict]) -> list[dict]:
+    """A spec's fields as `facts` writes each, a struct's fields (its own, or those of the common struct its
+    type names) inlined under "f" with its type written "struct" or "[]struct" (gen_wire_specs, gen_record_specs)."""
+    out = []
+    for f in fields:
+        c = facts(f)
+        inner = f.get("fields")
+        elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
+        if inner is None and elem in common:
+            inner = common[elem]["fields"]
+        if inner is not None:
+            c["t"] = "[]struct" if f["type"].startswith("[]") else "struct"
+            c["f"] = compact_fields(inner, common, facts)
+        out.append(c)
+    return out
 
 
 def derive(mirror: str, tag: str, listener: str) -> dict[int, list[int]]:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_broker_versions import load_spec  # noqa: E402
+from gen_broker_versions import compact_fields, load_spec  # noqa: E402
 
 REPO = "/work/.mirror/confluentinc+kafka/repo"
 OUT = Path(__file__).resolve().parents[1] / "kafkatool/log/decoders/record_specs.json"
@@ -40,36 +40,27 @@ def camel(name: str) -> str:
     return name[:1].lower() + name[1:]
 
 
-def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
-    out = []
-    for f in fields:
-        c: dict = {
-            "n": camel(f["name"]),
-            "t": f["type"],
-            "v": f.get("versions", f.get("taggedVersions")),
-        }  # versions default to taggedVersions
-        for src, dst in (
-            ("nullableVersions", "nv"),
-            ("taggedVersions", "tv"),
-            ("tag", "tag"),
-            ("zeroCopy", "zc"),
-        ):
-            if src in f:
-                c[dst] = f[src]
-        if f.get("default") is not None:  # the generator reads a JSON null default as no default
-            d = f["default"]
-            c["d"] = ("true" if d else "false") if isinstance(d, bool) else str(d)
-        if "tag" in c:
-            c["tag"] = int(c["tag"])
-        inner = f.get("fields")
-        elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
-        if inner is None and elem in common:
-            inner = common[elem]["fields"]
-        if inner is not None:
-            c["t"] = "[]struct" if f["type"].startswith("[]") else "struct"
-            c["f"] = compact_fields(inner, common)
-        out.append(c)
-    return out
+def field_facts(f: dict) -> dict:
+    """One field's name (camelCase), type, versions, nullable/tagged versions, tag, default and zeroCopy."""
+    c: dict = {
+        "n": camel(f["name"]),
+        "t": f["type"],
+        "v": f.get("versions", f.get("taggedVersions")),
+    }  # versions default to taggedVersions
+    for src, dst in (
+        ("nullableVersions", "nv"),
+        ("taggedVersions", "tv"),
+        ("tag", "tag"),
+        ("zeroCopy", "zc"),
+    ):
+        if src in f:
+            c[dst] = f[src]
+    if f.get("default") is not None:  # the generator reads a JSON null default as no default
+        d = f["default"]
+        c["d"] = ("true" if d else "false") if isinstance(d, bool) else str(d)
+    if "tag" in c:
+        c["tag"] = int(c["tag"])
+    return c
 
 
 def compact(spec: dict) -> dict:
@@ -78,7 +69,7 @@ def compact(spec: dict) -> dict:
         "name": spec["name"],
         "valid": spec["validVersions"],
         "flexible": spec.get("flexibleVersions", "none"),
-        "fields": compact_fields(spec["fields"], common),
+        "fields": compact_fields(spec["fields"], common, field_facts),
     }
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_broker_versions import MIRROR, SPEC_DIR, load_spec  # noqa: E402
+from gen_broker_versions import MIRROR, SPEC_DIR, compact_fields, load_spec  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests/support/data/wire_specs.json"
 SOURCES = (("confluentinc+kafka", "4.4", "4.4"), ("confluentinc+kafka", "v8.1.0", "4.1"),
@@ -44,28 +44,19 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def compact_fields(fields: list[dict], common: dict[str, dict]) -> list[dict]:
-    out = []
-    for f in fields:
-        c: dict = {"n": snake(f["name"]), "t": f["type"], "v": f["versions"]}
-        for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("default", "d")):
-            if src in f:  # defaults as the specs mostly write them: strings (a few specs write -1 as a number)
-                c[dst] = str(f[src]).lower() if src == "default" and not isinstance(f[src], str) else f[src]
-        inner = f.get("fields")
-        elem = f["type"][2:] if f["type"].startswith("[]") else f["type"]
-        if inner is None and elem in common:
-            inner = common[elem]["fields"]
-        if inner is not None:
-            c["t"] = "[]struct" if f["type"].startswith("[]") else "struct"
-            c["f"] = compact_fields(inner, common)
-        out.append(c)
-    return out
+def field_facts(f: dict) -> dict:
+    """One field's name (snake_case), type, versions, nullable/tagged versions, tag and default."""
+    c: dict = {"n": snake(f["name"]), "t": f["type"], "v": f["versions"]}
+    for src, dst in (("nullableVersions", "nv"), ("taggedVersions", "tv"), ("tag", "tag"), ("default", "d")):
+        if src in f:  # defaults as the specs mostly write them: strings (a few specs write -1 as a number)
+            c[dst] = str(f[src]).lower() if src == "default" and not isinstance(f[src], str) else f[src]
+    return c
 
 
 def compact(spec: dict) -> dict:
     common = {s["name"]: s for s in spec.get("commonStructs", [])}
     return {"versions": spec["validVersions"], "flexible": spec.get("flexibleVersions", "none"),
-            "fields": compact_fields(spec["fields"], common)}
+            "fields": compact_fields(spec["fields"], common, field_facts)}
 
 
 def main() -> int:

@@ -55,6 +55,25 @@ def _run(k: FakeKraftKafka, *args: str):  # type: ignore[no-untyped-def]
 _DURATION = re.compile(r"^(\S+ *\t){7}(\d+ *)\t", re.M)
 
 
+def _abort_fx_txn_1(k: FakeKraftKafka, coordinator_epoch: str):  # type: ignore[no-untyped-def]
+    """Abort producer 1002's (epoch 0) open transaction on fx-txn-1, named by its producer (the pre-3.0 way)."""
+    return _run(
+        k,
+        "abort",
+        "--topic",
+        "fx-txn",
+        "--partition",
+        "1",
+        "--producer-id",
+        "1002",
+        "--producer-epoch",
+        "0",
+        "--coordinator-epoch",
+        coordinator_epoch,
+        "--execute",
+    )
+
+
 def _shape(text: str) -> str:
     """TransactionDurationMs (now - start) changes with the clock: its cell becomes N, padded the same."""
     return _DURATION.sub(
@@ -114,21 +133,7 @@ def test_find_hanging_and_abort_by_start_offset() -> None:
         done = _run(k, "abort", "--topic", "fx-txn", "--partition", "0", "--start-offset", "7", "--execute")
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         assert k.markers == [(4, "fx-txn", 0, 1002, 0, False)]  # ABORT, written by fx-txn-0's leader
-        done = _run(
-            k,
-            "abort",
-            "--topic",
-            "fx-txn",
-            "--partition",
-            "1",
-            "--producer-id",
-            "1002",
-            "--producer-epoch",
-            "0",
-            "--coordinator-epoch",
-            "-1",
-            "--execute",
-        )
+        done = _abort_fx_txn_1(k, "-1")
         assert done.returncode == 0 and k.markers[-1] == (5, "fx-txn", 1, 1002, 0, False)
         gone = _run(k, "abort", "--topic", "fx-txn", "--partition", "0", "--start-offset", "7")
         assert gone.returncode == 1
@@ -180,21 +185,7 @@ def test_controller_refused() -> None:
 def test_abort_by_producer_id_over_the_matrix(release: str) -> None:
     """WriteTxnMarkers exists on every release of the matrix (v0 on 2.1, only v1 on 4.0): the marker reaches the leader."""
     with _cluster(release) as k:
-        res = _run(
-            k,
-            "abort",
-            "--topic",
-            "fx-txn",
-            "--partition",
-            "1",
-            "--producer-id",
-            "1002",
-            "--producer-epoch",
-            "0",
-            "--coordinator-epoch",
-            "3",
-            "--execute",
-        )
+        res = _abort_fx_txn_1(k, "3")
         by_offset = _run(k, "abort", "--topic", "fx-txn", "--partition", "0", "--start-offset", "7")
     assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
     assert k.markers == [(5, "fx-txn", 1, 1002, 0, False)]

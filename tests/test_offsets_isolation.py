@@ -16,35 +16,19 @@ from tests.support.fake_groups import FakeKafkaCluster
 from tests.support.kwire import MATRIX
 
 
+def end_offsets(c: FakeKafkaCluster, *args: str):  # type: ignore[no-untyped-def]
+    """`offsets end` of fx-txn on the fake cluster."""
+    return run_console("offsets", "end", "--bootstrap-server", c.bootstrap, "--topic", "fx-txn", *args)
+
+
 @pytest.mark.parametrize("release", MATRIX)
 def test_read_committed_is_the_last_stable_offset(release: str) -> None:
     with FakeKafkaCluster(brokers=2, version=release) as c:
         c.add_topic("fx-txn", 2, log_end=[20, 15])
         c.partition("fx-txn", 0).stable_end = 7  # producer 1002's transaction, open from offset 7
-        b = c.bootstrap
-        high = run_console("offsets", "end", "--bootstrap-server", b, "--topic", "fx-txn")
-        lso = run_console(
-            "offsets",
-            "end",
-            "--bootstrap-server",
-            b,
-            "--topic",
-            "fx-txn",
-            "--isolation-level",
-            "read_committed",
-        )
-        rows = run_console(
-            "offsets",
-            "end",
-            "--bootstrap-server",
-            b,
-            "--topic",
-            "fx-txn",
-            "--isolation-level",
-            "read_committed",
-            "--format",
-            "json",
-        )
+        high = end_offsets(c)
+        lso = end_offsets(c, "--isolation-level", "read_committed")
+        rows = end_offsets(c, "--isolation-level", "read_committed", "--format", "json")
     assert (high.returncode, high.stdout) == (0, "fx-txn:0:20\nfx-txn:1:15\n")
     assert (lso.returncode, lso.stdout) == (0, "fx-txn:0:7\nfx-txn:1:15\n")
     assert [(r["partition"], r["offset"]) for r in json.loads(rows.stdout)] == [(0, 7), (1, 15)]

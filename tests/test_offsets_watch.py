@@ -39,7 +39,7 @@ from kafkatool.ops.lagstatus import (
     lag_never_decreased,
     recent_lag_zero,
 )
-from tests.support.cli import run_kafkatool
+from tests.support.cli import Result, run_kafkatool
 from tests.support.clock import FakeClock
 from tests.support.fake_groups import FakeKafkaCluster
 from tests.test_offsets_offline import OffsetsLogBuilder, commit_key, commit_value
@@ -116,81 +116,22 @@ MANY = [
         ]
     )
 ]
+
+
+def five(lags: list[int], offset: int | None = None) -> list[Commit]:
+    """The table's five commits 100 s apart, at offsets 1000..5000 (or all at `offset`), with these lags."""
+    return burrow([(o if offset is None else offset, t, lag) for (o, t), lag in zip(FIVE, lags, strict=True)])
+
+
 BURROW_TABLE = [
     # window, broker offsets, current lag, now (s), stopped, rewound, stalled, lag never decreased, recent zero, status
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        600,
-        False,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        900,
-        False,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [5200],
-        200,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        STOP,
-    ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [50, 100, 150, 200, 250], strict=True)]),
-        [5250],
-        250,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        STOP,
-    ),
-    (
-        burrow([(1000, t, lag) for (_, t), lag in zip(FIVE, [0, 50, 100, 150, 200], strict=True)]),
-        [1200],
-        200,
-        600,
-        False,
-        False,
-        True,
-        True,
-        False,
-        OK,
-    ),
-    (
-        burrow([(1000, t, lag) for (_, t), lag in zip(FIVE, [100, 150, 200, 250, 300], strict=True)]),
-        [1300],
-        300,
-        600,
-        False,
-        False,
-        True,
-        True,
-        False,
-        STALL,
-    ),
-    (burrow([(1000, t, 100) for (_, t) in FIVE]), [1100], 100, 600, False, False, True, True, False, STALL),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 600, False, False, False, True, False, OK),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 900, False, False, False, True, False, OK),
+    (five([0, 50, 100, 150, 200]), [5200], 200, 1000, True, False, False, True, False, STOP),
+    (five([50, 100, 150, 200, 250]), [5250], 250, 1000, True, False, False, True, False, STOP),
+    (five([0, 50, 100, 150, 200], 1000), [1200], 200, 600, False, False, True, True, False, OK),
+    (five([100, 150, 200, 250, 300], 1000), [1300], 300, 600, False, False, True, True, False, STALL),
+    (five([100] * 5, 1000), [1100], 100, 600, False, False, True, True, False, STALL),
     (
         burrow(
             [
@@ -211,18 +152,7 @@ BURROW_TABLE = [
         False,
         REWIND,
     ),
-    (
-        burrow([(o, t, lag) for (o, t), lag in zip(FIVE, [50, 100, 150, 200, 250], strict=True)]),
-        [5250],
-        0,
-        1000,
-        True,
-        False,
-        False,
-        True,
-        False,
-        OK,
-    ),
+    (five([50, 100, 150, 200, 250]), [5250], 0, 1000, True, False, False, True, False, OK),
     (
         burrow([(o, t, 0) for o, t in MANY]),
         [792749024, 792749000, 792748800, 792748600, 792748500],
@@ -352,6 +282,11 @@ def watch_json(log_dir: Path, *args: str) -> tuple[int, dict, str]:
     return res.code, {g["group"]: g for g in json.loads(res.out)["groups"]}, res.err
 
 
+def watch_live(c: FakeKafkaCluster, *args: str) -> Result:
+    """`offsets watch` against the fake cluster."""
+    return run_kafkatool("offsets", "watch", "--bootstrap-server", c.bootstrap, *args)
+
+
 def test_offline_history_statuses_and_exit_codes(history: Path) -> None:
     now = str(T0 + 60_000)
     code, groups, err = watch_json(history, "--all-groups", "--now", now, "--window", "3")
@@ -445,20 +380,7 @@ def test_live_samples_over_the_admin_api(clock: FakeClock) -> None:
     with FakeKafkaCluster(brokers=2) as c:
         c.add_topic("orders", 2, log_end=100)
         c.add_group("app", state="Empty", offsets={("orders", 0): (40, ""), ("orders", 1): (100, "")})
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--group",
-            "app",
-            "--window",
-            "3",
-            "--interval",
-            "30",
-            "--format",
-            "ndjson",
-        )
+        res = watch_live(c, "--group", "app", "--window", "3", "--interval", "30", "--format", "ndjson")
     assert res.code == 4, res.err
     assert "__consumer_offsets cannot be read" in res.err and res.err.count("\n") == 1
     lines = ndjson(res.out)
@@ -480,18 +402,7 @@ def test_live_samples_window_one_is_not_stop(clock: FakeClock) -> None:
     with FakeKafkaCluster(brokers=1) as c:
         c.add_topic("orders", 1, log_end=100)
         c.add_group("app", state="Empty", offsets={("orders", 0): (40, "")})
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--group",
-            "app",
-            "--window",
-            "1",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--group", "app", "--window", "1", "--format", "json")
     assert res.code == 0, res.err
     assert json.loads(res.out)["groups"][0]["partition_statuses"][0]["status"] == "OK"
 
@@ -501,19 +412,7 @@ def test_live_samples_all_groups_are_listed_every_round(clock: FakeClock) -> Non
         c.add_topic("orders", 1, log_end=100)
         c.add_group("old", state="Empty", offsets={("orders", 0): (100, "")})
         clock.at(T0 + 115_000, lambda: c.add_group("new", state="Empty", offsets={("orders", 0): (100, "")}))
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--all-groups",
-            "--window",
-            "3",
-            "--interval",
-            "10",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--all-groups", "--window", "3", "--interval", "10", "--format", "json")
         listed = sum(c.count("ListGroups").values())
     assert res.code == 0, res.err
     assert [g["group"] for g in json.loads(res.out)["groups"]] == ["new", "old"] and listed == 3
@@ -562,21 +461,7 @@ def live_consumer(
 
 
 def run_live(c: FakeKafkaCluster, group: str, *args: str) -> tuple[int, list[dict], str]:
-    res = run_kafkatool(
-        "offsets",
-        "watch",
-        "--bootstrap-server",
-        c.bootstrap,
-        "--group",
-        group,
-        "--window",
-        "10",
-        "--interval",
-        "10",
-        "--format",
-        "ndjson",
-        *args,
-    )
+    res = watch_live(c, "--group", group, "--window", "10", "--interval", "10", "--format", "ndjson", *args)
     return res.code, ndjson(res.out), res.err
 
 
@@ -657,19 +542,7 @@ def test_live_commits_all_groups_sees_groups_created_during_the_run(clock: FakeC
     with cluster_with_commit_log() as c:
         live_consumer(c, clock, "old", [20, 35, 25, 30, 22], until_s=200)
         clock.at(T0 + 122_000, lambda: c.write_commit("new", "orders", 0, 1200, clock.now_ms()))
-        res = run_kafkatool(
-            "offsets",
-            "watch",
-            "--bootstrap-server",
-            c.bootstrap,
-            "--all-groups",
-            "--window",
-            "5",
-            "--interval",
-            "10",
-            "--format",
-            "json",
-        )
+        res = watch_live(c, "--all-groups", "--window", "5", "--interval", "10", "--format", "json")
         listed = sum(c.count("ListGroups").values())
     assert res.code == 0, res.err
     groups = {g["group"]: g for g in json.loads(res.out)["groups"]}

@@ -23,6 +23,7 @@ from kafkatool.jvm import java_collections as jc
 from kafkatool.jvm.hashing import topic_partition_hash
 from tests.support.cli import run_console
 from tests.support.fake_groups import FakeKafkaCluster
+from tests.support.java_probe import JAVA_TP, compile_probe
 from tests.support.kwire import MATRIX
 
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}: "  # SimpleDateFormat("yyyy-MM-dd HH:mm:ss,SSS")
@@ -149,14 +150,7 @@ import java.util.*;
 import java.util.concurrent.ConcurrentHashMap;
 
 public class ChmProbe {
-  static final class TP {
-    final String t; final int p;
-    TP(String t, int p) { this.t = t; this.p = p; }
-    public int hashCode() { return 31 * (31 + p) + t.hashCode(); }
-    public boolean equals(Object o) { return o instanceof TP && ((TP) o).t.equals(t) && ((TP) o).p == p; }
-    public String toString() { return t + "/" + p; }
-  }
-  public static void main(String[] a) throws Exception {
+""" + JAVA_TP + r"""  public static void main(String[] a) throws Exception {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
     String line;
     while ((line = in.readLine()) != null) {
@@ -174,19 +168,15 @@ public class ChmProbe {
 def test_report_order_is_a_concurrent_hash_maps(tmp_path) -> None:  # type: ignore[no-untyped-def]
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (javac/java) on this machine")
-    (tmp_path / "ChmProbe.java").write_text(CHM_PROBE)
-    subprocess.run(["javac", "ChmProbe.java"], cwd=tmp_path, check=True, capture_output=True, timeout=300)
+    chm = compile_probe(tmp_path, "ChmProbe", CHM_PROBE)
     rng = random.Random("chm-order")
     cases = []
     for _ in range(200):
         topics = ["".join(rng.choice("abcdefghij-_.0123") for _ in range(rng.randint(1, 10)))
                   for _ in range(rng.randint(1, 4))]
         cases.append(list(dict.fromkeys((t, p) for t in topics for p in range(rng.randint(1, 40)))))
-    done = subprocess.run(["java", "-cp", ".", "ChmProbe"], cwd=tmp_path, capture_output=True, text=True,
-                          input="\n".join(" ".join(f"{t}/{p}" for t, p in c) for c in cases) + "\n", timeout=300,
-                          check=True)
     mismatched = 0
-    for case, want in zip(cases, done.stdout.splitlines(), strict=True):
+    for case, want in zip(cases, chm([" ".join(f"{t}/{p}" for t, p in c) for c in cases]), strict=True):
         ours = jc.concurrent_hash_order(case, lambda tp: topic_partition_hash(*tp))
         mismatched += " ".join(f"{t}/{p}" for t, p in ours) != want
     assert mismatched == 0

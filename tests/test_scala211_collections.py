@@ -8,27 +8,20 @@ from __future__ import annotations
 import glob
 import random
 import shutil
-import subprocess
 
 import pytest
 
 from kafkatool.cluster.model import TopicPartition
 from kafkatool.cluster.reassign_21 import scala_map_order
 from kafkatool.jvm import scala_collections as sc
+from tests.support.java_probe import JAVA_TP, compile_probe
 
 PROBE = """import java.io.*;
 import java.util.*;
 
 @SuppressWarnings({"unchecked", "rawtypes"})
 public class Scala211Probe {
-  static final class TP {
-    final String t; final int p;
-    TP(String t, int p) { this.t = t; this.p = p; }
-    public int hashCode() { return 31 * (31 + p) + t.hashCode(); }
-    public boolean equals(Object o) { return o instanceof TP && ((TP) o).t.equals(t) && ((TP) o).p == p; }
-    public String toString() { return t + "/" + p; }
-  }
-  public static void main(String[] a) throws Exception {
+""" + JAVA_TP + """  public static void main(String[] a) throws Exception {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
     String line;
     while ((line = in.readLine()) != null) {
@@ -62,17 +55,7 @@ def scala211(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
         pytest.skip("no scala-library 2.11 (Debian package scala-library) to check against")
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (javac/java) on this machine")
-    work = tmp_path_factory.mktemp("scala211")
-    (work / "Scala211Probe.java").write_text(PROBE)
-    subprocess.run(["javac", "-cp", jars[-1], "Scala211Probe.java"], cwd=work, check=True, capture_output=True,
-                   timeout=300)
-
-    def run(cases: list[str]) -> list[str]:
-        done = subprocess.run(["java", "-cp", f"{jars[-1]}:.", "Scala211Probe"], cwd=work, check=True, text=True,
-                              input="\n".join(cases) + "\n", capture_output=True, timeout=300)
-        return done.stdout.split("\n")[: len(cases)]
-
-    return run
+    return compile_probe(tmp_path_factory.mktemp("scala211"), "Scala211Probe", PROBE, jars[-1])
 
 
 def _name(rng: random.Random) -> str:

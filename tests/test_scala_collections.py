@@ -13,7 +13,6 @@ import importlib.util
 import random
 import shutil
 import string
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,20 +20,14 @@ import pytest
 from kafkatool.cluster.model import TopicPartition
 from kafkatool.jvm import scala_collections as sc
 from kafkatool.jvm.hashing import string_hash
+from tests.support.java_probe import JAVA_TP, compile_probe
 
 PROBE = """import java.io.*;
 import java.util.*;
 
 @SuppressWarnings({"unchecked", "rawtypes"})
 public class ScalaProbe {
-  static final class TP {
-    final String t; final int p;
-    TP(String t, int p) { this.t = t; this.p = p; }
-    public int hashCode() { return 31 * (31 + p) + t.hashCode(); }
-    public boolean equals(Object o) { return o instanceof TP && ((TP) o).t.equals(t) && ((TP) o).p == p; }
-    public String toString() { return t + "/" + p; }
-  }
-  static Object parse(char type, String s) {
+""" + JAVA_TP + """  static Object parse(char type, String s) {
     if (type == 'I') return Integer.valueOf(s);
     if (type == 'T') { int i = s.lastIndexOf('/'); return new TP(s.substring(0, i), Integer.parseInt(s.substring(i + 1))); }
     return s;
@@ -129,16 +122,7 @@ def scala(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     jar = _scala_jar()
     if jar is None:
         pytest.skip("no scala-library-2.13.*.jar (shipped with pyspark under pyspark/jars) to check against")
-    work = tmp_path_factory.mktemp("scala_oracle")
-    (work / "ScalaProbe.java").write_text(PROBE)
-    subprocess.run(["javac", "-cp", jar, "ScalaProbe.java"], cwd=work, check=True, capture_output=True, timeout=300)
-
-    def run(cases: list[str]) -> list[str]:
-        done = subprocess.run(["java", "-cp", f"{jar}:.", "ScalaProbe"], cwd=work, input="\n".join(cases) + "\n",
-                              check=True, capture_output=True, text=True, timeout=300)
-        return done.stdout.split("\n")[: len(cases)]
-
-    return run
+    return compile_probe(tmp_path_factory.mktemp("scala_oracle"), "ScalaProbe", PROBE, jar)
 
 
 _ALPHABET = string.ascii_letters + string.digits + "._-"

@@ -25,9 +25,13 @@ T0 = 1_700_000_000_000
 MIN = 60_000
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
+def find_hanging(log_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """`kafkatool transactions find-hanging --log-dir log_dir ...` in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "kafkatool", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "kafkatool", "transactions", "find-hanging", "--log-dir", str(log_dir), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -168,25 +172,14 @@ def test_writer_log_with_producer_snapshot(written: Path) -> None:
 
 def test_cli_rows_and_exit_codes(written: Path) -> None:
     now = "2023-11-14T22:43:20Z"  # T0 + 30 min
-    p = run_cli(
-        "transactions", "find-hanging", "--log-dir", str(written.parent), "--now", now, "--format", "json"
-    )
+    p = find_hanging(written.parent, "--now", now, "--format", "json")
     assert p.returncode == 1, p.stderr  # pid 8 is hanging
     doc = json.loads(p.stdout)
     assert [(r["producerId"], r["startOffset"], r["lastStableOffset"], r["hanging"]) for r in doc] == [
         (8, 4, 4, True),
         (9, 7, 4, False),
     ]
-    p = run_cli(
-        "transactions",
-        "find-hanging",
-        "--log-dir",
-        str(written),
-        "--now",
-        now,
-        "--max-transaction-timeout",
-        "60",
-    )
+    p = find_hanging(written, "--now", now, "--max-transaction-timeout", "60")
     assert p.returncode == 0
     head, *body = p.stdout.splitlines()
     assert head.split("\t")[:8] == [
@@ -200,9 +193,9 @@ def test_cli_rows_and_exit_codes(written: Path) -> None:
         "Duration(min)",
     ]
     assert len(body) == 2
-    p = run_cli("transactions", "find-hanging", "--log-dir", str(written / "nope"))
+    p = find_hanging(written / "nope")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
-    p = run_cli("transactions", "find-hanging", "--log-dir", str(written), "--now", "soon")
+    p = find_hanging(written, "--now", "soon")
     assert p.returncode == 2 and "Traceback" not in p.stderr
 
 
@@ -214,15 +207,6 @@ def test_damaged_log_is_read_up_to_the_damage(written: Path) -> None:
     st = read_partition(written)
     assert [p.producer_id for p in st.open] == [8, 9, 10]  # pid 10's abort marker is in the torn tail
     assert st.damage is not None and "torn" in st.damage
-    p = run_cli(
-        "transactions",
-        "find-hanging",
-        "--log-dir",
-        str(written),
-        "--now",
-        "2023-11-14T22:43:20Z",
-        "--max-transaction-timeout",
-        "60",
-    )
+    p = find_hanging(written, "--now", "2023-11-14T22:43:20Z", "--max-transaction-timeout", "60")
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stderr.count("\n") == 1 and "00000000000000000000.log" in p.stderr

@@ -8,7 +8,7 @@ import typer
 
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
-from kafkatool.cli.kraft_options import BootstrapController, kraft_channel
+from kafkatool.cli.kraft_options import BootstrapController, KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_json
 
 cluster_app = typer.Typer(
@@ -79,7 +79,7 @@ Examples:
 @cluster_app.command("api-versions", help=API_VERSIONS_HELP + "\n" + EXIT_CODES_HELP)
 @handle_errors
 def api_versions(
-    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -166,7 +166,7 @@ def list_endpoints(
     include_fenced_brokers: bool = typer.Option(
         False, "--include-fenced-brokers", help="Fenced brokers too."
     ),
-    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

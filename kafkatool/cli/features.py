@@ -8,7 +8,7 @@ import typer
 
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
-from kafkatool.cli.kraft_options import BootstrapController, kraft_channel
+from kafkatool.cli.kraft_options import BootstrapController, KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_rows
 
 features_app = typer.Typer(
@@ -43,7 +43,7 @@ Examples:
 @features_app.command("describe", help=DESCRIBE_HELP + "\n" + EXIT_CODES_HELP)
 @handle_errors
 def describe(
-    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

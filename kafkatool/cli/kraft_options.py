@@ -1,5 +1,5 @@
 """Options and connection handling shared by the KRaft-era tools (quorum, transactions, records, features,
-cluster): `--bootstrap-server` or `--bootstrap-controller`, `--command-config`, `--timeout`."""
+cluster): `--bootstrap-server` or `--bootstrap-controller`, `--command-config`, `--timeout`, `--format`."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ BootstrapController = Annotated[
         help="Controllers to talk to instead of brokers (PLAINTEXT controller listeners, Kafka 3.7+).",
     ),
 ]
+
+#: --format for the tools whose text is Kafka's and whose rows go out in any of the row formats
+KafkaFormat = Annotated[str, typer.Option("--format", help="text (Kafka's), json, ndjson, csv or table.")]
 
 
 @contextmanager

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -106,14 +109,10 @@ def groups(
         if group_type not in types:
             raise CliError(f"offsets groups: --group-type {group_type!r}: valid types are 'classic', 'consumer', "
                            "'share' and 'streams'")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets groups: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.share_groups import ShareGroups
 
-    with _translate("offsets groups"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets groups", bootstrap_server, command_config, timeout) as (bo, _bootstrap):
         listed = ShareGroups(KafkaGroups(bo)).list_all()
     if streams and text_release() < STREAMS_FILTER_SINCE:
         raise CliError(f"offsets groups: --streams came with Kafka {STREAMS_FILTER_SINCE}'s kafka-groups.sh")
@@ -179,16 +178,12 @@ def share(
         raise CliError("offsets share: --to-earliest/--to-latest/--to-datetime/--execute/--dry-run go with --reset-offsets")
     if execute and dry_run:
         raise CliError("offsets share: give --execute or --dry-run, not both")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets share: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.share_groups import ShareGroups
 
-    with _translate("offsets share"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets share", bootstrap_server, command_config, timeout) as (bo, bootstrap):
         sg = ShareGroups(KafkaGroups(bo))
-        sg.require(bootstrap_server)
+        sg.require(bootstrap)
         if list_:
             _share_list(sg, state, fmt)
         elif describe:
@@ -201,6 +196,19 @@ def share(
             _share_delete_offsets(sg, groups_[0], topics, fmt)
         else:
             _share_delete(sg, groups_, all_groups, fmt)
+
+
+@contextmanager
+def _groups_session(thing: str, bootstrap_server: str | None, command_config: Path | None,
+                    timeout: float) -> Iterator[tuple[Any, str]]:
+    """The brokers of --bootstrap-server (else the profile's) within --timeout, cluster failures as one line:
+    (the connection, the bootstrap servers asked)."""
+    deadline = _check_timeout(timeout)
+    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
+    if not bootstrap_server:
+        raise CliError(f"{thing}: give --bootstrap-server")
+    with _translate(thing), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+        yield bo, bootstrap_server
 
 
 def _share_list(sg: Any, with_state: bool, fmt: str) -> None:
@@ -295,21 +303,9 @@ def _share_reset(sg: Any, bo: Any, group: str, topics: list[str], earliest: bool
             if end is None or end.offset is None:
                 raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
             plan[tp] = end.offset
-    if execute:
-        failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
-        if failed:
-            (t, p), e = next(iter(failed.items()))
-            raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
-    if fmt == "text":
-        # kafka-share-groups.sh resets from 4.2 (4.1's refuses "not yet implemented"): 4.2's text at least
-        plans = [rep.ResetPlan(group, plan, [], empty)]
-        release = max(text_release(), _release(4, 2))
-        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
-    else:
-        render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
-                     for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
-    if not execute:
-        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    plans = [rep.ResetPlan(group, plan, [], empty)]
+    _share_apply(sg, group, plan, execute, fmt,
+                 lambda release: rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
 
 
 def _share_reset_to(sg: Any, bo: Any, group: str, wanted: list[tuple[str, int]], to_offset: int | None,
@@ -338,16 +334,34 @@ def _share_reset_to(sg: Any, bo: Any, group: str, wanted: list[tuple[str, int]],
                 plan[tp] = end.offset
             else:
                 raise CliError(f"offsets share: no offset for {tp[0]}-{tp[1]}", EXIT_FAILURE)
+    _share_apply(sg, group, plan, execute, fmt,
+                 lambda release: rep.format_reset([rep.ResetPlan(group, plan, [], [])], release))
+
+
+def _share_apply(sg: Any, group: str, plan: dict[tuple[str, int], int], execute: bool, fmt: str,
+                 text: Callable[[Any], str]) -> None:
+    """How every share reset ends: AlterShareGroupOffsets under --execute (the first refused partition fails
+    it), the plan shown (`text` in the release's words: kafka-share-groups.sh resets from 4.2, 4.1's
+    refuses "not yet implemented", so 4.2's text at least), and the dry run said on stderr."""
     if execute:
         failed = {tp: e for tp, e in sg.alter(group, plan).items() if e}
         if failed:
             (t, p), e = next(iter(failed.items()))
             raise CliError(f"offsets share: reset failed for {t}-{p}: {e}", EXIT_FAILURE)
+    from kafkatool.ops import offsets_report as rep
+
+    _show_reset([rep.ResetPlan(group, plan, [], [])], fmt, execute, lambda: text(max(text_release(), _release(4, 2))))
+
+
+def _show_reset(plans: list[Any], fmt: str, execute: bool, text: Callable[[], str]) -> None:
+    """A reset's plans as Kafka's tool prints them (`text`) or as rows (group, topic, partition, new_offset,
+    executed), then, without --execute, the dry run said on stderr."""
     if fmt == "text":
-        _emit(rep.format_reset([rep.ResetPlan(group, plan, [], [])], max(text_release(), _release(4, 2))))
+        _emit(text())
     else:
-        render_rows(({"group": group, "topic": t, "partition": p, "new_offset": o, "executed": execute}
-                     for (t, p), o in sorted(plan.items())), fmt, ["group", "topic", "partition", "new_offset", "executed"])
+        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
+                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
+                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
     if not execute:
         sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
 

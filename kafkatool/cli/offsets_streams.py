@@ -16,15 +16,11 @@ from kafkatool.cli.offsets import (
     _GROUP,
     _TIMEOUT,
     TEXT_FORMATS,
-    _brokers,
-    _check_timeout,
     _emit,
-    _profile,
     _split,
-    _translate,
     offsets_app,
 )
-from kafkatool.cli.offsets_groups import _release
+from kafkatool.cli.offsets_groups import _groups_session, _release, _show_reset
 from kafkatool.cli.render import check_format, render_rows
 from kafkatool.release import text_release
 
@@ -114,18 +110,14 @@ def streams(
     if sum((members, state, offsets)) > 1 or ((members or offsets or verbose) and not describe):
         raise CliError("offsets streams: --members, --state, --offsets and --verbose describe (--state also lists); "
                        "give at most one of --members, --state and --offsets")
-    deadline = _check_timeout(timeout)
-    _zk, bootstrap_server, command_config = _profile(None, bootstrap_server, command_config, None)
-    if not bootstrap_server:
-        raise CliError("offsets streams: give --bootstrap-server")
     from kafkatool.cluster.groups import KafkaGroups
     from kafkatool.cluster.streams_groups import StreamsGroups
     from kafkatool.ops import streams_text as st
 
-    with _translate("offsets streams"), _brokers(bootstrap_server, command_config, timeout, deadline) as bo:
+    with _groups_session("offsets streams", bootstrap_server, command_config, timeout) as (bo, bootstrap):
         kg = KafkaGroups(bo)
         sg = StreamsGroups(kg)
-        sg.require(bootstrap_server)
+        sg.require(bootstrap)
         if list_:
             from kafkatool.ops.share_text import share_list_text
 
@@ -258,15 +250,9 @@ def _streams_reset(sg: Any, kg: Any, bo: Any, names: list[str], spec: Any, topic
     for p in plans:
         for n in p.notes:
             sys.stderr.write(f"kafkatool: note: {p.group}: {n}\n")
-    if fmt == "text":
-        release = _release(4, 0)  # StreamsGroupCommand.printOffsetsToReset: "%-30s %-30s %-10s %-15s"
-        _emit(rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
-    else:
-        render_rows(({"group": p.group, "topic": t, "partition": part, "new_offset": o, "executed": execute}
-                     for p in sorted(plans, key=lambda p: p.group) for (t, part), o in sorted(p.offsets.items())),
-                    fmt, ["group", "topic", "partition", "new_offset", "executed"])
-    if not execute:
-        sys.stderr.write("kafkatool: dry run: no offsets changed (add --execute to apply)\n")
+    release = _release(4, 0)  # StreamsGroupCommand.printOffsetsToReset: "%-30s %-30s %-10s %-15s"
+    _show_reset(plans, fmt, execute,
+                lambda: rep.format_reset_warnings(plans, release) + rep.format_reset(plans, release))
     if refused:
         raise CliError(refused[0] + (f" (and {len(refused) - 1} more groups)" if len(refused) > 1 else ""),
                        EXIT_FINDINGS)

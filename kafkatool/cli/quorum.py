@@ -10,7 +10,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
 from kafkatool.cli.errors import CliError
-from kafkatool.cli.kraft_options import BootstrapController, kraft_channel
+from kafkatool.cli.kraft_options import BootstrapController, KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_json, render_rows
 
 quorum_app = typer.Typer(
@@ -67,7 +67,7 @@ def describe(
     log_dir: Path | None = typer.Option(
         None, "--log-dir", metavar="DIR", help="A controller's metadata log dir, read offline (no cluster)."
     ),
-    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

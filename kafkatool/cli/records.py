@@ -10,7 +10,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
 from kafkatool.cli.errors import EXIT_USAGE, CliError
-from kafkatool.cli.kraft_options import kraft_channel
+from kafkatool.cli.kraft_options import KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_rows
 
 records_app = typer.Typer(
@@ -54,7 +54,7 @@ def delete(
         None, "--offset-json-file", metavar="FILE", help="Partitions and offsets to delete below (required)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be deleted; delete nothing."),
-    output_format: str = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table."),
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,

@@ -13,7 +13,7 @@ import typer
 from kafkatool.cli.app import EXIT_CODES_HELP, app, handle_errors
 from kafkatool.cli.cluster_options import DEFAULT_TIMEOUT, BootstrapServer, CommandConfig, Timeout
 from kafkatool.cli.errors import EXIT_FINDINGS, CliError
-from kafkatool.cli.kraft_options import kraft_channel
+from kafkatool.cli.kraft_options import KafkaFormat, kraft_channel
 from kafkatool.cli.render import check_format, render_json, render_rows
 
 transactions_app = typer.Typer(
@@ -36,8 +36,6 @@ Examples:
 )
 app.add_typer(transactions_app, name="transactions")
 
-_FORMAT = typer.Option("text", "--format", help="text (Kafka's), json, ndjson, csv or table.")
-
 
 @contextmanager
 def _session(bootstrap: str | None, command_config: Path | None, timeout: float, thing: str) -> Iterator[Any]:
@@ -53,8 +51,16 @@ def _session(bootstrap: str | None, command_config: Path | None, timeout: float,
             raise typer.Exit(EXIT_FINDINGS) from None
 
 
-def _rows(rows: list[dict[str, Any]], fmt: str, columns: list[str]) -> None:
-    render_rows(rows, fmt, columns)
+#: the one partition describe-producers and abort are about
+_TOPIC = typer.Option(None, "--topic", help="Topic (required).")
+_PARTITION = typer.Option(None, "--partition", help="Partition (required).")
+
+
+def _need_partition(command: str, topic: str | None, partition: int | None) -> tuple[str, int]:
+    """--topic and --partition, or one line saying both are required."""
+    if topic is None or partition is None:
+        raise CliError(f"transactions {command}: --topic and --partition are required")
+    return topic, partition
 
 
 LIST_HELP = """List transactions on every broker (ListTransactions): transactional id, coordinator, producer id, state.
@@ -74,7 +80,7 @@ def list_cmd(
     duration_filter: int | None = typer.Option(
         None, "--duration-filter", metavar="MS", help="Only transactions running longer than this."
     ),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -89,7 +95,7 @@ def list_cmd(
     if fmt == "text":
         sys.stdout.write(tx.list_text(listings))
     else:
-        _rows(
+        render_rows(
             [
                 {
                     "transactional_id": x.transactional_id,
@@ -117,7 +123,7 @@ Examples:
 @handle_errors
 def describe(
     transactional_id: str = typer.Option(None, "--transactional-id", help="The transactional id (required)."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -172,10 +178,10 @@ def _producer_row(p: Any) -> dict[str, Any]:
 )
 @handle_errors
 def describe_producers(
-    topic: str = typer.Option(None, "--topic", help="Topic (required)."),
-    partition: int | None = typer.Option(None, "--partition", help="Partition (required)."),
+    topic: str | None = _TOPIC,
+    partition: int | None = _PARTITION,
     broker_id: int | None = typer.Option(None, "--broker-id", help="Ask this replica instead of the leader."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -183,8 +189,7 @@ def describe_producers(
     from kafkatool.cluster import transactions as tx
 
     fmt = check_format(output_format)
-    if topic is None or partition is None:
-        raise CliError("transactions describe-producers: --topic and --partition are required")
+    topic, partition = _need_partition("describe-producers", topic, partition)
     on = f"broker {broker_id}" if broker_id is not None else "leader"
     with _session(bootstrap_server, command_config, timeout, "transactions describe-producers") as channel:
         got = tx.describe_producers(
@@ -197,7 +202,7 @@ def describe_producers(
     if fmt == "text":
         sys.stdout.write(tx.producers_text(producers))
     else:
-        _rows([_producer_row(p) for p in producers], fmt, PRODUCER_COLUMNS)
+        render_rows([_producer_row(p) for p in producers], fmt, PRODUCER_COLUMNS)
 
 
 HANGING_HELP = """Find hanging transactions: open transactions on partitions older than the maximum transaction
@@ -242,7 +247,7 @@ def find_hanging(
     now: str | None = typer.Option(
         None, "--now", help="With --log-dir: the time ages are measured against (ISO-8601; default: now)."
     ),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -277,7 +282,7 @@ def find_hanging(
     if fmt == "text":
         sys.stdout.write(tx.hanging_text(found))
     else:
-        _rows(
+        render_rows(
             [{"topic": h.topic, "partition": h.partition, **_producer_row(h.producer)} for h in found],
             fmt,
             ["topic", "partition", *PRODUCER_COLUMNS],
@@ -303,8 +308,8 @@ Examples:
 @transactions_app.command("abort", help=ABORT_HELP + "\n" + EXIT_CODES_HELP, no_args_is_help=True)
 @handle_errors
 def abort(
-    topic: str = typer.Option(None, "--topic", help="Topic (required)."),
-    partition: int | None = typer.Option(None, "--partition", help="Partition (required)."),
+    topic: str | None = _TOPIC,
+    partition: int | None = _PARTITION,
     start_offset: int | None = typer.Option(
         None, "--start-offset", help="First offset of the open transaction."
     ),
@@ -314,7 +319,7 @@ def abort(
         None, "--coordinator-epoch", help="Coordinator epoch (-1 reads as 0)."
     ),
     execute: bool = typer.Option(False, "--execute", help="Write the abort marker (otherwise only show it)."),
-    output_format: str = _FORMAT,
+    output_format: KafkaFormat = "text",
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -322,8 +327,7 @@ def abort(
     from kafkatool.cluster import transactions as tx
 
     fmt = check_format(output_format)
-    if topic is None or partition is None:
-        raise CliError("transactions abort: --topic and --partition are required")
+    topic, partition = _need_partition("abort", topic, partition)
 
     def kafka_error(message: str) -> None:
         sys.stderr.write(message + "\n")

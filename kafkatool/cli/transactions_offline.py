@@ -39,18 +39,8 @@ Examples:
   kafkatool transactions find-hanging --log-dir orders-3 --at 2026-11-28T07:45:00Z --now 2026-11-28T07:45:00Z
 """
 
-_HEADERS = (
-    "Topic",
-    "Partition",
-    "ProducerId",
-    "ProducerEpoch",
-    "CoordinatorEpoch",
-    "StartOffset",
-    "LastTimestamp",
-    "Duration(min)",
-    "LastStableOffset",
-    "Hanging",
-)
+#: after find-hanging's columns (kafkatool.cluster.transactions.HANGING_HEADERS): what only the offline search knows
+_MORE_HEADERS = ("LastStableOffset", "Hanging")
 _KEYS = (
     "topic",
     "partition",
@@ -66,13 +56,12 @@ _KEYS = (
 
 
 def _table(rows: list[dict]) -> str:
-    """`ToolsUtils.prettyPrintTable`: each cell padded to its column's width, then a tab."""
+    """`ToolsUtils.prettyPrintTable` of the rows (booleans as Java prints them)."""
+    from kafkatool.cluster.quorum import pretty_table
+    from kafkatool.cluster.transactions import HANGING_HEADERS
+
     body = [[str(r[k]).lower() if isinstance(r[k], bool) else str(r[k]) for k in _KEYS] for r in rows]
-    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(_HEADERS)]
-    return "".join(
-        "".join(c.ljust(w) + "\t" for c, w in zip(line, widths, strict=True)) + "\n"
-        for line in [list(_HEADERS), *body]
-    )
+    return pretty_table([*HANGING_HEADERS, *_MORE_HEADERS], body)
 
 
 def _millis(text: str, what: str) -> int:

@@ -10,20 +10,13 @@ GROUP_ID_NOT_FOUND (classic groups) and when the broker lacks the API.
 
 from __future__ import annotations
 
-from kafka.protocol.api_message import ApiMessage
-
 from kafkatool.cluster import schemas
 
 GROUP_ID_NOT_FOUND = 69
 API_KEY = 69
 
 
-class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
+ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse = schemas.api_messages("ConsumerGroupDescribe")
 
 
 def assignment_partitions(assignment: object) -> list[tuple[str, int]]:

@@ -31,7 +31,7 @@ stages (`kafkatool.cluster.plan_score.stage`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kafkatool.cluster.assignment import AssignmentError, BrokerMetadata
@@ -340,14 +340,8 @@ class _Planner:
                 for t in self._by_excess(src, dst, best):
                     if self._move_of_topic(t, src, dst, other_rack):
                         return True
-            else:  # moves and bytes first: the smallest partition that may go
-                for i in sorted(self.hosted[src], key=lambda i: (self.size[i], i)):
-                    if other_rack and not self._flex(i, src):
-                        continue
-                    slot = self.replicas[i].index(src)
-                    if self._may_take(i, slot, dst):
-                        self._move(i, slot, dst)
-                        return True
+            elif self._move_smallest(self.hosted[src], src, dst, other_rack):  # moves and bytes first
+                return True
         return False
 
     def _by_excess(self, src: int, dst: int, skip: str | None) -> list[str]:
@@ -359,7 +353,11 @@ class _Planner:
 
     def _move_of_topic(self, t: str, src: int, dst: int, other_rack: bool) -> bool:
         """Move src's smallest replica of topic t that may go to dst."""
-        for i in sorted(self.thosted[(t, src)], key=lambda i: (self.size[i], i)):
+        return self._move_smallest(self.thosted[(t, src)], src, dst, other_rack)
+
+    def _move_smallest(self, hosted: Iterable[int], src: int, dst: int, other_rack: bool) -> bool:
+        """Move the smallest of these partitions (src's replicas) that may go to dst."""
+        for i in sorted(hosted, key=lambda i: (self.size[i], i)):
             if other_rack and not self._flex(i, src):
                 continue
             slot = self.replicas[i].index(src)
@@ -551,14 +549,7 @@ class _Planner:
                     if tl[c] <= tl[start] - 2:
                         back = None if lead[c] < lead[start] else self._give_back(c, start, t)
                         if lead[c] < lead[start] or back is not None:
-                            path: list[tuple[int, int]] = []
-                            node = c
-                            while prev[node] is not None:
-                                pb, pi = prev[node]  # type: ignore[misc]
-                                path.append((pi, node))
-                                node = pb
-                            path.reverse()
-                            return path, back
+                            return _steps_to(prev, c), back
                     queue.append(c)
         return None
 
@@ -610,14 +601,7 @@ class _Planner:
                         continue  # this step would leave topic t's leaders further apart
                     prev[c] = (b, i)
                     if lead[c] <= goal:
-                        path: list[tuple[int, int]] = []
-                        node = c
-                        while prev[node] is not None:
-                            pb, pi = prev[node]  # type: ignore[misc]
-                            path.append((pi, node))
-                            node = pb
-                        path.reverse()
-                        return path
+                        return _steps_to(prev, c)
                     queue.append(c)
         return None
 
@@ -629,3 +613,14 @@ class _Planner:
                 self._balance_topics()
             self._balance_leaders()
         return {tp: reps for tp, reps in zip(self.tps, self.replicas, strict=True)}
+
+
+def _steps_to(prev: dict[int, tuple[int, int] | None], node: int) -> list[tuple[int, int]]:
+    """The search's way to `node`, from its start: each step (partition, the broker it hands leadership to)."""
+    path: list[tuple[int, int]] = []
+    while (step := prev[node]) is not None:
+        pb, pi = step
+        path.append((pi, node))
+        node = pb
+    path.reverse()
+    return path

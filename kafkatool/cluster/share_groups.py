@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.api_message import ApiMessage
-
 from kafkatool.cluster import schemas
 from kafkatool.cluster.connect import ClusterError, ClusterInputError
 from kafkatool.cluster.groups import KafkaGroups
@@ -38,36 +36,10 @@ SHARE_GROUP_DESCRIBE = 77
 GROUP_ID_NOT_FOUND = 69
 
 
-class ShareGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class ShareGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
+ShareGroupDescribeRequest, ShareGroupDescribeResponse = schemas.api_messages("ShareGroupDescribe")
+DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse = schemas.api_messages("DescribeShareGroupOffsets")
+AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse = schemas.api_messages("AlterShareGroupOffsets")
+DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse = schemas.api_messages("DeleteShareGroupOffsets")
 
 
 class ShareGroupsUnsupported(ClusterInputError):
@@ -159,14 +131,21 @@ class ShareGroups:
 
     # -- support -------------------------------------------------------------------------------
 
+    #: the describe request the group type needs, its API name, the first release with it and the refusal
+    _DESCRIBE: Any = ShareGroupDescribeRequest
+    _DESCRIBE_API = "ShareGroupDescribe"
+    _SINCE = (4, 1)
+    _KIND = "share"
+    _UNSUPPORTED: type[ClusterInputError] = ShareGroupsUnsupported
+
     def supported(self) -> bool:
         try:
-            return int(self.admin._manager.broker_version_data.api_version(ShareGroupDescribeRequest)) >= 0
+            return int(self.admin._manager.broker_version_data.api_version(self._DESCRIBE)) >= 0
         except Exception:  # noqa: BLE001 - IncompatibleBrokerVersion and the like: the broker lacks it
             return False
 
     def require(self, where: str = "") -> None:
-        """Refuse (one line naming what the brokers lack, and what they are) unless ShareGroupDescribe is there."""
+        """Refuse (one line naming what the brokers lack, and what they are) unless the describe API is there."""
         if self.supported():
             return
         from kafkatool.cluster.versions import describe_broker
@@ -175,8 +154,9 @@ class ShareGroups:
         data = getattr(self.admin._manager, "broker_version_data", None)
         table = dict(getattr(data, "api_versions", None) or {})
         brokers = f"the brokers at {where}" if where else "the brokers"
-        raise ShareGroupsUnsupported(f"share groups need ShareGroupDescribe (Kafka >= 4.1); {brokers} are "
-                                     f"{describe_broker(table, Release(4, 1))}")
+        since = Release(*self._SINCE)
+        raise self._UNSUPPORTED(f"{self._KIND} groups need {self._DESCRIBE_API} (Kafka >= {since}); {brokers} "
+                                f"are {describe_broker(table, since)}")
 
     # -- every type ----------------------------------------------------------------------------
 
@@ -197,33 +177,45 @@ class ShareGroups:
             by.setdefault(c, []).append(g)
         return by
 
-    def describe(self, groups: list[str]) -> dict[str, ShareGroup]:
-        """ShareGroupDescribe per coordinator; a group the broker does not know reads as "Dead"."""
-        self.require()
-        if not groups:
-            return {}
+    def _describe_raw(self, groups: list[str]) -> tuple[dict[str, Any], dict[str, Broker | None]]:
+        """The describe request per coordinator: each group's answer by id (None for one not answered), and
+        each group's coordinator."""
         mgr = self.admin._manager
 
         async def describe() -> dict[str, Any]:
             out: dict[str, Any] = {}
             for c, gs in (await self._by_coordinator(groups)).items():
-                resp = await mgr.send(ShareGroupDescribeRequest(group_ids=gs, include_authorized_operations=False),
-                                      node_id=c)
+                resp = await mgr.send(self._DESCRIBE(group_ids=gs, include_authorized_operations=False), node_id=c)
                 for dg in resp.groups:
                     _raise_if_moved(dg.error_code)
                     out[dg.group_id] = dg
             return out
 
-        raw = self.groups._call("ShareGroupDescribe", describe, groups=groups)
-        coords = self.groups.coordinators(groups)
+        return self.groups._call(self._DESCRIBE_API, describe, groups=groups), self.groups.coordinators(groups)
+
+    def _dead_error(self, dg: Any) -> str | None:
+        """Why a group not described reads as "Dead": None when the broker does not know it, else its words
+        (e.g. "Group orders-app is not a share group.")."""
+        code = dg.error_code if dg is not None else GROUP_ID_NOT_FOUND
+        msg = _error_text(code, dg.error_message if dg is not None else None)
+        return None if code == GROUP_ID_NOT_FOUND and f"not a {self._KIND} group" not in msg else msg
+
+    async def _to_coordinator(self, group: str, request: Any) -> Any:
+        """`request` to `group`'s coordinator, for the requests about one group."""
+        (c,) = (await self.admin._find_coordinator_ids([group])).values()
+        return await self.admin._manager.send(request, node_id=c)
+
+    def describe(self, groups: list[str]) -> dict[str, ShareGroup]:
+        """ShareGroupDescribe per coordinator; a group the broker does not know reads as "Dead"."""
+        self.require()
+        if not groups:
+            return {}
+        raw, coords = self._describe_raw(groups)
         out: dict[str, ShareGroup] = {}
         for g in groups:
             dg = raw.get(g)
             if dg is None or dg.error_code:
-                code = dg.error_code if dg is not None else GROUP_ID_NOT_FOUND
-                msg = _error_text(code, dg.error_message if dg is not None else None)
-                out[g] = ShareGroup(g, "Dead", coords.get(g), error=None if code == GROUP_ID_NOT_FOUND
-                                    and "not a share group" not in msg else msg)
+                out[g] = ShareGroup(g, "Dead", coords.get(g), error=self._dead_error(dg))
                 continue
             members = [ShareMember(m.member_id, m.client_id, m.client_host, m.member_epoch, m.rack_id,
                                    list(m.subscribed_topic_names or []), _assignment(m.assignment))
@@ -234,15 +226,10 @@ class ShareGroups:
     def offsets(self, group: str) -> dict[TP, ShareOffset | None]:
         """DescribeShareGroupOffsets for every topic the group has state for (Topics null)."""
         self.require()
-        mgr = self.admin._manager
         R = DescribeShareGroupOffsetsRequest
-
-        async def fetch() -> Any:
-            (c,) = (await self.admin._find_coordinator_ids([group])).values()
-            return await mgr.send(R(groups=[R.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None)]),
-                                  node_id=c)
-
-        resp = self.groups._call("DescribeShareGroupOffsets", fetch, groups=[group])
+        request = R(groups=[R.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None)])
+        resp = self.groups._call("DescribeShareGroupOffsets", lambda: self._to_coordinator(group, request),
+                                 groups=[group])
         out: dict[TP, ShareOffset | None] = {}
         for rg in resp.groups:
             _raise_if_moved(rg.error_code)
@@ -262,7 +249,6 @@ class ShareGroups:
     def alter(self, group: str, offsets: dict[TP, int]) -> dict[TP, str | None]:
         """AlterShareGroupOffsets: the start offset of each partition (the group must be empty)."""
         self.require()
-        mgr = self.admin._manager
         R = AlterShareGroupOffsetsRequest
         by_topic: dict[str, list[tuple[int, int]]] = {}
         for (t, p), o in offsets.items():
@@ -271,12 +257,8 @@ class ShareGroups:
         request = R(group_id=group, topics=[T(topic_name=t, partitions=[
             T.AlterShareGroupOffsetsRequestPartition(partition_index=p, start_offset=o) for p, o in ps])
             for t, ps in by_topic.items()])
-
-        async def send() -> Any:
-            (c,) = (await self.admin._find_coordinator_ids([group])).values()
-            return await mgr.send(request, node_id=c)
-
-        resp = self.groups._call("AlterShareGroupOffsets", send, groups=[group])
+        resp = self.groups._call("AlterShareGroupOffsets", lambda: self._to_coordinator(group, request),
+                                 groups=[group])
         _raise_if_moved(resp.error_code)
         if resp.error_code:
             raise ClusterError(_error_text(resp.error_code, resp.error_message))
@@ -290,15 +272,10 @@ class ShareGroups:
     def delete_offsets(self, group: str, topics: list[str]) -> tuple[str | None, dict[str, str | None]]:
         """DeleteShareGroupOffsets: (top-level error, topic -> error) — a top-level error fails every topic."""
         self.require()
-        mgr = self.admin._manager
         R = DeleteShareGroupOffsetsRequest
         request = R(group_id=group, topics=[R.DeleteShareGroupOffsetsRequestTopic(topic_name=t) for t in topics])
-
-        async def send() -> Any:
-            (c,) = (await self.admin._find_coordinator_ids([group])).values()
-            return await mgr.send(request, node_id=c)
-
-        resp = self.groups._call("DeleteShareGroupOffsets", send, groups=[group])
+        resp = self.groups._call("DeleteShareGroupOffsets", lambda: self._to_coordinator(group, request),
+                                 groups=[group])
         _raise_if_moved(resp.error_code)
         if resp.error_code:
             top = _error_text(resp.error_code, resp.error_message)

@@ -13,24 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.api_message import ApiMessage
-
 from kafkatool.cluster import schemas
 from kafkatool.cluster.connect import ClusterInputError
 from kafkatool.cluster.model import Broker
-from kafkatool.cluster.share_groups import GROUP_ID_NOT_FOUND, ShareGroups, _error_text, _raise_if_moved
+from kafkatool.cluster.share_groups import ShareGroups, _raise_if_moved
 
 __all__ = ["StreamsGroup", "StreamsMember", "StreamsGroups", "StreamsGroupsUnsupported"]
 
 Tasks = list[tuple[str, list[int]]]  # (subtopology id, partitions) in the broker's order
 
 
-class StreamsGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
-
-
-class StreamsGroupDescribeResponse(ApiMessage, load_json=schemas):  # type: ignore[call-arg]
-    pass
+StreamsGroupDescribeRequest, StreamsGroupDescribeResponse = schemas.api_messages("StreamsGroupDescribe")
 
 
 class StreamsGroupsUnsupported(ClusterInputError):
@@ -77,51 +70,23 @@ def _tasks(items: Any) -> Tasks:
 class StreamsGroups(ShareGroups):
     """StreamsGroupDescribe over a `KafkaGroups` connection (ListGroups comes from `ShareGroups`)."""
 
-    def supported(self) -> bool:
-        try:
-            return int(self.admin._manager.broker_version_data.api_version(StreamsGroupDescribeRequest)) >= 0
-        except Exception:  # noqa: BLE001 - the broker lacks it
-            return False
-
-    def require(self, where: str = "") -> None:
-        if self.supported():
-            return
-        from kafkatool.cluster.versions import describe_broker
-        from kafkatool.release import Release
-
-        data = getattr(self.admin._manager, "broker_version_data", None)
-        table = dict(getattr(data, "api_versions", None) or {})
-        brokers = f"the brokers at {where}" if where else "the brokers"
-        raise StreamsGroupsUnsupported(f"streams groups need StreamsGroupDescribe (Kafka >= 4.2); {brokers} are "
-                                       f"{describe_broker(table, Release(4, 2))}")
+    _DESCRIBE = StreamsGroupDescribeRequest
+    _DESCRIBE_API = "StreamsGroupDescribe"
+    _SINCE = (4, 2)
+    _KIND = "streams"
+    _UNSUPPORTED = StreamsGroupsUnsupported
 
     def describe(self, groups: list[str]) -> dict[str, StreamsGroup]:  # type: ignore[override]
         """StreamsGroupDescribe per coordinator; a group the broker does not know reads as "Dead"."""
         self.require()
         if not groups:
             return {}
-        mgr = self.admin._manager
-
-        async def describe() -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for c, gs in (await self._by_coordinator(groups)).items():
-                resp = await mgr.send(StreamsGroupDescribeRequest(group_ids=gs, include_authorized_operations=False),
-                                      node_id=c)
-                for dg in resp.groups:
-                    _raise_if_moved(dg.error_code)
-                    out[dg.group_id] = dg
-            return out
-
-        raw = self.groups._call("StreamsGroupDescribe", describe, groups=groups)
-        coords = self.groups.coordinators(groups)
+        raw, coords = self._describe_raw(groups)
         out: dict[str, StreamsGroup] = {}
         for g in groups:
             dg = raw.get(g)
             if dg is None or dg.error_code:
-                code = dg.error_code if dg is not None else GROUP_ID_NOT_FOUND
-                msg = _error_text(code, dg.error_message if dg is not None else None)
-                out[g] = StreamsGroup(g, "Dead", coords.get(g),
-                                      error=None if code == GROUP_ID_NOT_FOUND and "not a streams group" not in msg else msg)
+                out[g] = StreamsGroup(g, "Dead", coords.get(g), error=self._dead_error(dg))
                 continue
             topo = dg.topology
             sources = {s.subtopology_id: list(s.source_topics or []) + [t.name for t in s.repartition_source_topics or []]
@@ -142,19 +107,13 @@ def delete_offsets(groups: StreamsGroups, group: str, partitions: list[tuple[str
     """OffsetDelete (what `Admin.deleteStreamsGroupOffsets` sends): (top-level error code, partition -> code)."""
     from kafka.protocol.consumer.group import OffsetDeleteRequest
 
-    mgr = groups.admin._manager
     by_topic: dict[str, list[int]] = {}
     for t, p in partitions:
         by_topic.setdefault(t, []).append(p)
     T = OffsetDeleteRequest.OffsetDeleteRequestTopic
     request = OffsetDeleteRequest(group_id=group, topics=[
         T(name=t, partitions=[T.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
-
-    async def send() -> Any:
-        (c,) = (await groups.admin._find_coordinator_ids([group])).values()
-        return await mgr.send(request, node_id=c)
-
-    resp = groups.groups._call("OffsetDelete", send, groups=[group])
+    resp = groups.groups._call("OffsetDelete", lambda: groups._to_coordinator(group, request), groups=[group])
     _raise_if_moved(resp.error_code)
     out = {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
     return resp.error_code, out

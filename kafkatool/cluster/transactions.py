@@ -26,6 +26,17 @@ FIND_COORDINATOR, METADATA = 10, 3
 TRANSACTION_KEY_TYPE = 1
 TRANSACTIONAL_ID_NOT_FOUND = 105
 MAX_BATCH_SIZE = 500  # FindHangingTransactionsCommand's batches
+#: find-hanging's columns (FindHangingTransactionsCommand's header)
+HANGING_HEADERS = (
+    "Topic",
+    "Partition",
+    "ProducerId",
+    "ProducerEpoch",
+    "CoordinatorEpoch",
+    "StartOffset",
+    "LastTimestamp",
+    "Duration(min)",
+)
 
 
 class TransactionsToolError(ClusterError):
@@ -456,16 +467,7 @@ def hanging_text(found: list[Hanging], now_ms: int | None = None) -> str:
 
     now = int(time.time() * 1000) if now_ms is None else now_ms
     return pretty_table(
-        [
-            "Topic",
-            "Partition",
-            "ProducerId",
-            "ProducerEpoch",
-            "CoordinatorEpoch",
-            "StartOffset",
-            "LastTimestamp",
-            "Duration(min)",
-        ],
+        list(HANGING_HEADERS),
         [
             [
                 h.topic,

@@ -112,22 +112,29 @@ _INVALID_RECORD = "org.apache.kafka.common.InvalidRecordException"
 _NPE = "java.lang.NullPointerException"
 
 
-def _control_type_id(key: bytes | None) -> int:
-    if key is None:
-        raise DecodeError("control record has a null key", _NPE)
-    if len(key) < 4:
+def _versioned(data: bytes | None, minimum: int, null_text: str, size_of: str, version_of: str) -> Reader:
+    """Kafka's checks before it reads a control record's key or an end-transaction marker (ControlRecordType,
+    EndTransactionMarker): not null, at least `minimum` bytes, a version >= 0; the reader past the version."""
+    if data is None:
+        raise DecodeError(null_text, _NPE)
+    if len(data) < minimum:
         raise DecodeError(
-            "Invalid value size found for end control record key. Must have at least 4 bytes, "
-            f"but found only {len(key)}",
+            f"Invalid value size found for {size_of}. Must have at least {minimum} bytes, "
+            f"but found only {len(data)}",
             _INVALID_RECORD,
         )
-    r = Reader(key)
+    r = Reader(data)
     version = r.int16()
     if version < 0:
         raise DecodeError(
-            f"Invalid version found for control record: {version}. May indicate data corruption",
+            f"Invalid version found for {version_of}: {version}. May indicate data corruption",
             _INVALID_RECORD,
         )
+    return r
+
+
+def _control_type_id(key: bytes | None) -> int:
+    r = _versioned(key, 4, "control record has a null key", "end control record key", "control record")
     return r.int16()
 
 
@@ -136,22 +143,8 @@ def _format_control(key: bytes, value: bytes | None, rel: _Release) -> str:
     known = type_id in CONTROL_TYPES and (type_id <= _CONTROL_TYPES_33 or rel.at_least("4.0"))
     name = CONTROL_TYPES[type_id] if known else "UNKNOWN"
     if type_id in (0, 1):
-        if value is None:
-            raise DecodeError("end transaction marker has a null value", _NPE)
-        if len(value) < 6:
-            raise DecodeError(
-                "Invalid value size found for end transaction marker. Must have at least 6 bytes, "
-                f"but found only {len(value)}",
-                _INVALID_RECORD,
-            )
-        r = Reader(value)
-        marker_version = r.int16()
-        if marker_version < 0:
-            raise DecodeError(
-                f"Invalid version found for end transaction marker: {marker_version}. "
-                "May indicate data corruption",
-                _INVALID_RECORD,
-            )
+        marker = "end transaction marker"
+        r = _versioned(value, 6, f"{marker} has a null value", marker, marker)
         return f" endTxnMarker: {name} coordinatorEpoch: {r.int32()}"
     if known and type_id in _CONTROL_JSON and rel >= _CONTROL_JSON[type_id][2]:
         label, spec, _since = _CONTROL_JSON[type_id]

@@ -60,20 +60,13 @@ def batch_json(b: Batch) -> dict:
 
 
 def control_json(r: Record) -> dict:
+    from kafkatool.log.decoders.control_records import CONTROL_TYPES  # only where a control record is shown
+
     key = r.key or b""
     if len(key) < 4:
         return {"type": "UNKNOWN", "type_id": -1}
     _v, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    names = {
-        0: "ABORT",
-        1: "COMMIT",
-        2: "LEADER_CHANGE",
-        3: "SNAPSHOT_HEADER",
-        4: "SNAPSHOT_FOOTER",
-        5: "KRAFT_VERSION",
-        6: "KRAFT_VOTERS",
-    }
-    obj: dict = {"type": names.get(ctype, "UNKNOWN"), "type_id": ctype}
+    obj: dict = {"type": CONTROL_TYPES.get(ctype, "UNKNOWN"), "type_id": ctype}
     if ctype in (0, 1) and r.value is not None and len(r.value) >= 6:
         obj["coordinator_epoch"] = struct.unpack_from(">i", r.value, 2)[0]
     return obj

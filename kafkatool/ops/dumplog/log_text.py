@@ -76,21 +76,8 @@ def batch_line_start(b: Batch) -> bytes:
 
 
 def batch_line(b: Batch) -> bytes:
-    """Kafka's batch-level line (printBatchLevel)."""
-    if b.magic >= 2:
-        return _V2_LINE % (
-            *_v2_start_fields(b),
-            b.position,
-            _TS_NAMES[b.timestamp_type],
-            b.max_timestamp,
-            b.size,
-            b.magic,
-            codec_name(b.codec).encode(),
-            b.crc,
-            _BOOL[b.is_valid()],
-        )
-    return _LEGACY_LINE % (
-        b.last_offset,
+    """Kafka's batch-level line (printBatchLevel): v2's start fields or the legacy offset, then the same tail."""
+    tail = (
         b.position,
         _TS_NAMES[b.timestamp_type],
         b.max_timestamp,
@@ -100,6 +87,9 @@ def batch_line(b: Batch) -> bytes:
         b.crc,
         _BOOL[b.is_valid()],
     )
+    if b.magic >= 2:
+        return _V2_LINE % (*_v2_start_fields(b), *tail)
+    return _LEGACY_LINE % (b.last_offset, *tail)
 
 
 class LogText(DumperBase):

@@ -434,35 +434,32 @@ def ls(root: Node, targets: list[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def cat(root: Node, targets: list[str]) -> str:
-    """`CatCommandHandler`."""
+def _print_targets(root: Node, targets: list[str], command: str, refuse_dirs: bool) -> str:
+    """What cat and tree share: each target's nodes printed, a missing one named (`refuse_dirs`: cat's
+    "Is a directory" in place of a directory's tree)."""
     lines: list[str] = []
     for target in targets:
         found = visit(root, target)
         if not found:
-            lines.append(f"cat: {target}: No such file or directory.")
+            lines.append(f"{command}: {target}: No such file or directory.")
         for m in found:
-            if m.node.is_dir():
-                lines.append(f"cat: {target}: Is a directory")
-            else:
-                p = Printer()
-                m.node.print(p)
-                lines.extend(p.lines)
-    return "".join(line + "\n" for line in lines)
-
-
-def tree(root: Node, targets: list[str]) -> str:
-    """`TreeCommandHandler`."""
-    lines: list[str] = []
-    for target in targets:
-        found = visit(root, target)
-        if not found:
-            lines.append(f"tree: {target}: No such file or directory.")
-        for m in found:
+            if refuse_dirs and m.node.is_dir():
+                lines.append(f"{command}: {target}: Is a directory")
+                continue
             p = Printer()
             m.node.print(p)
             lines.extend(p.lines)
     return "".join(line + "\n" for line in lines)
+
+
+def cat(root: Node, targets: list[str]) -> str:
+    """`CatCommandHandler`."""
+    return _print_targets(root, targets, "cat", refuse_dirs=True)
+
+
+def tree(root: Node, targets: list[str]) -> str:
+    """`TreeCommandHandler`."""
+    return _print_targets(root, targets, "tree", refuse_dirs=False)
 
 
 def find(root: Node, paths: list[str]) -> str:

@@ -22,25 +22,19 @@ def plan_snapshots(plan: PartitionPlan, view: DirView) -> None:
         if not view.exists(n):
             continue
         if off > plan.log_end_after:
-            plan.snapshot_deletes.append(n)
-            plan.actions.append(
-                Action(
-                    "delete_snapshot",
-                    n,
-                    f"delete {n}: producer state past the log end offset {plan.log_end_after}",
-                    {"offset": off, "reason": "past_log_end"},
-                )
+            _delete(
+                plan, n, off, f"producer state past the log end offset {plan.log_end_after}", "past_log_end"
             )
             continue
         try:
             read_producer_snapshot(view.read(n))
         except CorruptSnapshotError as exc:
-            plan.snapshot_deletes.append(n)
-            plan.actions.append(
-                Action(
-                    "delete_snapshot",
-                    n,
-                    f"delete {n}: {exc} (the broker rebuilds producer state from the log)",
-                    {"offset": off, "reason": "corrupt"},
-                )
-            )
+            _delete(plan, n, off, f"{exc} (the broker rebuilds producer state from the log)", "corrupt")
+
+
+def _delete(plan: PartitionPlan, name: str, offset: int, why: str, reason: str) -> None:
+    """Plan the deletion of snapshot `name`, saying why (`reason` the machine-readable word)."""
+    plan.snapshot_deletes.append(name)
+    plan.actions.append(
+        Action("delete_snapshot", name, f"delete {name}: {why}", {"offset": offset, "reason": reason})
+    )
