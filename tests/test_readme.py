@@ -63,6 +63,11 @@ def test_docs_examples(page: Path, tmp_path: Path, request: pytest.FixtureReques
                     "(run scripts/update_readme.py after an intended change):\n\n" + "\n".join(bad[:5]))
 
 
+def test_readme_is_a_guide_of_at_most_400_lines() -> None:
+    """Reference detail lives in docs/ and the measurements in benchmarks/README.md."""
+    assert len(README.read_text().splitlines()) <= 400
+
+
 def test_every_command_section_links_its_page() -> None:
     """README keeps a section per command, and each points at its reference page, which exists."""
     text = README.read_text()
