@@ -65,28 +65,24 @@ def pack(keys: Sequence[bytes], offsets: array, payloads: array) -> PackedKeys:
     base = int(offs.min())
     offs = _narrow(offs - base)
     pays = _narrow(pays)
-    data = np.frombuffer(b"".join(keys), dtype=np.uint8)
     lengths = np.frombuffer(array("q", map(len, keys)), dtype=np.int64)
     lo, hi = int(lengths.min()), int(lengths.max())
     groups: list[tuple[int, Any]] = []  # (length, the rows of keys of that length)
     if lo == hi:
         groups.append((lo, None))
-    else:
-        starts = np.zeros(n, dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        for length in np.unique(lengths).tolist():
-            groups.append((length, np.flatnonzero(lengths == length)))
+    else:  # one sort by length, then each length's rows (no pass over all keys per length)
+        by_length = np.argsort(lengths, kind="stable")
+        cuts = np.flatnonzero(np.diff(lengths[by_length])) + 1
+        for rows in np.split(by_length, cuts):
+            groups.append((int(lengths[rows[0]]), rows))
     blocks = {}
     for length, rows in groups:
         if rows is None:
-            block = data.reshape(n, length)
+            block = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(n, length)
             o, p = offs, pays
-        else:
-            block = (
-                data[starts[rows][:, None] + np.arange(length)]
-                if length
-                else np.zeros((len(rows), 0), np.uint8)
-            )
+        else:  # the keys of this length joined again: no index array of length x keys
+            joined = b"".join(map(keys.__getitem__, rows.tolist()))
+            block = np.frombuffer(joined, dtype=np.uint8).reshape(len(rows), length)
             o, p = offs[rows], pays[rows]
         column = _column(block, length)
         if column.dtype == np.uint64 and bool((column[1:] > column[:-1]).all()):
