@@ -3,7 +3,7 @@
 Why not Spark SQL for these three (the profile in benchmarks/README.md): the SQL route planned through
 three Python planner daemons of the data source, turned every partial row into Arrow and then into the
 JVM's rows, and merged them in a hash-aggregate shuffle.  Here the driver plans in this process, every
-task hands back one pickled object (its keys as Arrow arrays, which pickle as plain buffers), and the
+task hands back one pickled object (its keys as numpy or Arrow arrays: they pickle as plain buffers), and the
 JVM only moves bytes.
 
 Plan (driver): the data source's own planning (`discover`, `plan_slices`, `pack_slices`) gives one
@@ -13,10 +13,13 @@ Map (one task per group): the single-process engine's accumulator (`kafkatool.op
 group; what is final is reduced to a few numbers (or `top` candidate rows); the keys of a split
 partition (summary) or topic (keys) go back whole, with their latest record or their counts.
 Driver: sums the numbers; for a split unit it first checks whether any key was read by two tasks
-(Arrow's hash table over the keys: for high-cardinality keys the usual answer is no, and then each
-task's own numbers add up); only if some were, it merges that unit's keys in a dict, as `Scan` would
-have.  The driver holds the keys of split units at the end (key length + 24 bytes each in Arrow,
-~150 more in the dict of a merge): `--approx` is for logs where that is too much.
+(summary: each task ships its keys sorted in fixed-width numpy blocks, `kafkatool.spark.keysets`, and
+the driver merges the sorted runs and looks for equal neighbours; keys: Arrow's hash table over the
+keys).  For high-cardinality keys the usual answer is no, and then each task's own numbers add up;
+only if some were does it merge that unit's keys (summary: a lexicographic sort of the blocks; keys:
+a dict), as `Scan` would have.  The driver holds the keys of split units at the end (summary: 16
+bytes a key beside the key itself, padded to 8 if shorter; keys: key length + 24 bytes in Arrow, ~150
+more in the dict of a merge): `--approx` is for logs where that is too much.
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from typing import Any
 
 from kafkatool.ops.scan import Scan, ScanSettings, _Partition, scan_slice, sort_key_rows
 from kafkatool.slices.planning import Slice
+from kafkatool.spark.keysets import PackedKeys, merge_count, pack
 
 TopicPartition = tuple[str, int]
-Latest = tuple[int, int]  # (offset, payload bytes) of a key's latest record
 
 
 def split_units(groups: Sequence[Sequence[Slice]], query: str) -> frozenset[Any]:
@@ -94,7 +97,7 @@ class SummaryPart:
     keyed_payload: dict[TopicPartition, int] = field(default_factory=dict)  # payload bytes of keyed records
     distinct: dict[TopicPartition, int] = field(default_factory=dict)
     latest_payload: dict[TopicPartition, int] = field(default_factory=dict)  # summed over distinct keys
-    chunks: dict[TopicPartition, list[KeyChunk]] = field(default_factory=dict)  # keys: (offset, payload)
+    chunks: dict[TopicPartition, list[PackedKeys]] = field(default_factory=dict)  # with their latest records
 
     def merge(self, other: SummaryPart) -> SummaryPart:
         for tp, p in other.partitions.items():
@@ -111,20 +114,7 @@ class SummaryPart:
     def finish(self) -> SummaryPart:
         """Count the split partitions' distinct keys and sum their latest payloads."""
         for tp, chunks in self.chunks.items():
-            if _disjoint(chunks):
-                distinct = sum(len(c.keys) for c in chunks)
-                latest = sum(c.settled for c in chunks)
-            else:  # some key was read by two tasks: the later record wins, as in `Scan.add`
-                merged: dict[bytes, Latest] = {}
-                for c in chunks:
-                    mine = dict(zip(c.keys.to_pylist(), zip(c.columns[0].to_pylist(), c.columns[1].to_pylist(), strict=True),
-                                    strict=True))
-                    for k in merged.keys() & mine.keys():
-                        if merged[k] > mine[k]:
-                            mine[k] = merged[k]
-                    merged.update(mine)
-                distinct = len(merged)
-                latest = sum(v[1] for v in merged.values())
+            distinct, latest = merge_count(chunks)
             self.distinct[tp] = self.distinct.get(tp, 0) + distinct
             self.latest_payload[tp] = self.latest_payload.get(tp, 0) + latest
         self.chunks = {}
@@ -175,7 +165,7 @@ def _summary_part(acc: Scan, split: frozenset[Any]) -> SummaryPart:
         latest_payloads = array("q", map(_SECOND, latest))
         latest_sum = sum(latest_payloads)
         if tp in split:
-            part.chunks[tp] = [_chunk(list(keys), (array("q", map(_FIRST, latest)), latest_payloads), latest_sum)]
+            part.chunks[tp] = [pack(list(keys), array("q", map(_FIRST, latest)), latest_payloads)]
         else:
             part.distinct[tp] = len(keys)
             part.latest_payload[tp] = latest_sum
