@@ -135,8 +135,10 @@ class LogText(DumperBase):
                 )
                 if n == 0:
                     return pos
-                w(b"".join(pending) + lines if pending else lines)
-                pending.clear()
+                if pending:  # what the Python loop printed before the run, then the run's lines (no copy of them)
+                    w(b"".join(pending))
+                    pending.clear()
+                w(lines)
                 nbatches += n
                 nrecords += recs
                 if first_offset == -1:
